@@ -1,0 +1,32 @@
+# Two commands on a fresh machine with Python 3.11: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+
+.PHONY: install demo all-tables test lint clean
+
+install: $(VENV)/.installed
+
+# torch first, pinned, in its own pip call (an unpinned torch pulls a multi-GB CUDA build);
+# pyserini without dependencies: only the Anserini jar it ships is used.
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps pyserini==1.6.0
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+# The main job on the embedded default (vaswani, MiniLM, 5 folds, 3 seeds).
+demo: install
+	$(BIN)/snakemake --cores $(CORES)
+
+test: install
+	$(BIN)/pytest -q
+
+lint: install
+	$(BIN)/snakemake --lint --cores 1
+
+clean:
+	rm -rf results .snakemake

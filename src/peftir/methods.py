@@ -1,0 +1,81 @@
+"""Fine-tuning methods: which parameters of a ranker train, and at which learning rate.
+
+A method freezes or augments the ranker's BERT in place and returns Adam
+parameter groups. The ranker head (everything outside ``ranker.bert``) always
+trains at the head learning rate (Table 8). Trainable-parameter counts follow
+the paper's convention: parameters of the encoder that remain after training,
+the ranker head excluded (REFERENCE.md §1).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from peft import LoraConfig, inject_adapter_in_model
+
+from .rankers import Ranker
+
+ParamGroups = list[dict]
+
+
+def full_finetuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Every BERT weight trains at the BERT learning rate."""
+    for parameter in ranker.bert.parameters():
+        parameter.requires_grad_(True)
+    return [{"params": list(ranker.bert.parameters()), "lr": lr["bert"]}]
+
+
+def lora_config(settings: dict) -> LoraConfig:
+    """peft LoRA config; ``scaling`` picks alpha/r (peft, Hu et al.) or r/alpha (the released code)."""
+    rank, alpha = settings["rank"], settings["alpha"]
+    if settings["scaling"] == "r_over_alpha":
+        alpha = rank * rank / alpha  # peft scales by alpha'/r; alpha' = r²/alpha gives r/alpha
+    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=settings["dropout"],
+                      target_modules=list(settings["target_modules"]), bias="none")
+
+
+def freeze(ranker: Ranker) -> None:
+    for parameter in ranker.bert.parameters():
+        parameter.requires_grad_(False)
+
+
+def lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Frozen BERT plus rank-r updates on the configured projections (query and value by default)."""
+    freeze(ranker)
+    inject_adapter_in_model(lora_config(settings), ranker.bert, adapter_name="default")
+    params = [p for name, p in ranker.bert.named_parameters() if "lora_" in name]
+    for parameter in params:
+        parameter.requires_grad_(True)
+    return [{"params": params, "lr": lr["peft"]}]
+
+
+METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {"full": full_finetuning, "lora": lora}
+
+
+def apply(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
+    """Prepare ``ranker`` for ``method``; returns Adam groups including the head's."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
+    groups = METHODS[method](ranker, settings.get(method, {}), lr)
+    for parameter in ranker.head_parameters():
+        parameter.requires_grad_(True)
+    return groups + [{"params": ranker.head_parameters(), "lr": lr["ranker"]}]
+
+
+def trainable_state(ranker: Ranker) -> dict[str, torch.Tensor]:
+    """The parameters a run learns (method modules + head): all that must be saved to rebuild it."""
+    return {name: p.detach().clone() for name, p in ranker.named_parameters() if p.requires_grad}
+
+
+def load_trainable_state(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
+    """Load saved weights; every trainable parameter must be in ``state`` and nothing else."""
+    expected = {name for name, p in ranker.named_parameters() if p.requires_grad}
+    if set(state) != expected:
+        missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+        raise ValueError(f"saved weights do not match the method: missing {missing[:5]}, unexpected {unexpected[:5]}")
+    ranker.load_state_dict(state, strict=False)
+
+
+def count_trainable(ranker: Ranker) -> int:
+    """Trainable encoder parameters (paper convention: the ranker head is not counted)."""
+    return sum(p.numel() for p in ranker.bert.parameters() if p.requires_grad)

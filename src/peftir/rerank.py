@@ -1,0 +1,60 @@
+"""Reranking candidate lists with a trained ranker.
+
+Cross-encoders score every (query, document) pair; bi-encoders encode each
+candidate document once and each query once, then score from the encodings.
+Batches are formed from length-sorted inputs to waste little on padding.
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+from tqdm import tqdm
+
+from .data import RankingData
+from .rankers import DOCUMENT, QUERY, BiEncoder, Ranker
+from .trec import Run
+
+
+def progress(total: int, desc: str) -> tqdm:
+    """A progress bar for the job's log file (stderr), updated at most every few seconds."""
+    return tqdm(total=total, desc=desc, file=sys.stderr, mininterval=5, ascii=True, dynamic_ncols=False)
+
+
+def batches(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+@torch.inference_mode()
+def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, desc: str = "rerank") -> Run:
+    """Scores for the candidates of ``qids`` (queries without candidates are left out)."""
+    ranker.eval()
+    qids = [qid for qid in qids if data.candidates.get(qid)]
+    if isinstance(ranker, BiEncoder):
+        return _rerank_bi(ranker, data, qids, batch_size, desc)
+    pairs = sorted(((qid, docid) for qid in qids for docid in data.candidates[qid]),
+                   key=lambda pair: len(data.docs.get(pair[1], [])))
+    run: Run = {qid: {} for qid in qids}
+    with progress(len(pairs), f"{desc} pairs") as bar:
+        for batch in batches(pairs, batch_size):
+            scores = ranker.score_pairs([data.queries[q] for q, _ in batch],
+                                        [data.docs.get(d, []) for _, d in batch])
+            for (qid, docid), score in zip(batch, scores.tolist()):
+                run[qid][docid] = score
+            bar.update(len(batch))
+    return run
+
+
+def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size: int, desc: str) -> Run:
+    docids = sorted({d for qid in qids for d in data.candidates[qid]}, key=lambda d: len(data.docs.get(d, [])))
+    encoded = {}
+    with progress(len(docids), f"{desc} documents") as bar:
+        for batch in batches(docids, batch_size):
+            encoded.update(zip(batch, ranker.encode([data.docs.get(d, []) for d in batch], DOCUMENT)))
+            bar.update(len(batch))
+    run: Run = {}
+    for batch in batches(qids, batch_size):
+        for qid, rep in zip(batch, ranker.encode([data.queries[q] for q in batch], QUERY)):
+            docs = list(data.candidates[qid])
+            run[qid] = dict(zip(docs, ranker.score_encoded(rep, [encoded[d] for d in docs]).tolist()))
+    return run

@@ -1,0 +1,84 @@
+"""How a workflow script runs its job: in a warm worker when one serves this host, else in-process.
+
+Importing torch and transformers costs about 5 s per process on the laptop
+path, which dominates a DAG of hundreds of small jobs. ``peftir.worker`` keeps
+one process with those imports done and forks a child per job; this module is
+the client side and imports only the standard library, so a job's own
+start-up stays small. Both paths call the same job function with the same
+``Job``, and on a cluster (no worker) every job simply runs in-process.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import socket
+import sys
+from dataclasses import asdict, dataclass, field
+
+WORKER_ENV = "PEFTIR_WORKER"
+
+
+@dataclass
+class Job:
+    """What a job function gets: the Snakemake job's files, params and wildcards as plain data."""
+
+    rule: str
+    input: dict[str, str | list[str]]
+    output: dict[str, str]
+    params: dict = field(default_factory=dict)
+    wildcards: dict[str, str] = field(default_factory=dict)
+    log: str | None = None
+    threads: int = 1
+
+
+def _named(items) -> dict:
+    """Snakemake's named lists → plain dict (the workflow names every input and output)."""
+    return {key: (list(value) if isinstance(value, list) else str(value)) for key, value in items.items()}
+
+
+def from_snakemake(smk) -> Job:
+    return Job(rule=smk.rule, input=_named(smk.input), output=_named(smk.output),
+               params=dict(smk.params.items()), wildcards=dict(smk.wildcards.items()),
+               log=smk.log[0] if smk.log else None, threads=smk.threads)
+
+
+def execute(entry: str, job: Job) -> None:
+    """Run ``module:function`` on ``job`` in this process, its output appended to the job's log."""
+    module, function = entry.split(":")
+    if job.log:
+        os.makedirs(os.path.dirname(job.log) or ".", exist_ok=True)
+        handle = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(handle, 1)
+        os.dup2(handle, 2)
+        os.close(handle)
+    getattr(importlib.import_module(module), function)(job)
+    sys.stdout.flush(), sys.stderr.flush()
+
+
+def submit(address: str, entry: str, job: Job) -> int:
+    """Ask the worker at ``address`` to run the job; returns its exit status."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(address)
+        conn.sendall(json.dumps({"entry": entry, "job": asdict(job), "cwd": os.getcwd()}).encode() + b"\n")
+        reply = conn.makefile().readline()
+    if not reply:
+        raise RuntimeError("the warm worker closed the connection without an exit status")
+    return int(json.loads(reply)["status"])
+
+
+def run(entry: str, smk) -> None:
+    """Entry point for workflow scripts: ``run("peftir.jobs:train", snakemake)``."""
+    job = from_snakemake(smk)
+    address = os.environ.get(WORKER_ENV)
+    if address and os.path.exists(address):
+        try:
+            status = submit(address, entry, job)
+        except (ConnectionRefusedError, FileNotFoundError):
+            status = None  # worker gone (e.g. a stale address): fall back to running here
+        if status is not None:
+            if status:
+                sys.exit(f"job failed with status {status}; see {job.log}")
+            return
+    execute(entry, job)

@@ -1,0 +1,105 @@
+"""Reading and writing the TREC formats every stage exchanges (runs, qrels, topics).
+
+Files are written atomically (temporary file + rename) so an interrupted job
+never leaves a file that Snakemake would take as complete.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator, Mapping
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make results unreadable to collaborators
+    try:
+        with os.fdopen(fd, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """Read a TREC run (``qid Q0 docid rank score tag``); lines starting with '#' are comments."""
+    run: Run = defaultdict(dict)
+    with open(path) as handle:
+        for line in handle:
+            if not line.strip() or line.startswith("#"):
+                continue
+            qid, _, docid, _, score, *_ = line.split()
+            run[qid][docid] = float(score)
+    return dict(run)
+
+
+def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Documents by descending score, ties broken by docid so every writer ranks alike."""
+    return sorted(docs.items(), key=lambda item: (-item[1], item[0]))
+
+
+def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], tag: str,
+              header: list[str] | None = None) -> None:
+    """Write a TREC run atomically, ranks recomputed from scores, optional '#' header lines."""
+    with atomic_write(path) as handle:
+        for line in header or []:
+            handle.write(f"# {line}\n")
+        for qid in sorted(run):
+            for rank, (docid, score) in enumerate(ranked(run[qid]), start=1):
+                handle.write(f"{qid} Q0 {docid} {rank} {score:.6f} {tag}\n")
+
+
+def truncate_run(run: Run, depth: int) -> Run:
+    """Keep each query's top ``depth`` documents."""
+    return {qid: dict(ranked(docs)[:depth]) for qid, docs in run.items()}
+
+
+def read_qrels(path: str | os.PathLike) -> Qrels:
+    """Read TREC qrels (``qid iteration docid relevance``)."""
+    qrels: Qrels = defaultdict(dict)
+    with open(path) as handle:
+        for line in handle:
+            if line.strip():
+                qid, _, docid, rel = line.split()[:4]
+                qrels[qid][docid] = int(rel)
+    return dict(qrels)
+
+
+def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    with atomic_write(path) as handle:
+        for qid in sorted(qrels):
+            for docid in sorted(qrels[qid]):
+                handle.write(f"{qid} 0 {docid} {qrels[qid][docid]}\n")
+
+
+def read_topics(path: str | os.PathLike) -> dict[str, str]:
+    """Read a ``qid<TAB>text`` topics file."""
+    topics: dict[str, str] = {}
+    with open(path) as handle:
+        for line in handle:
+            if line.strip():
+                qid, text = line.rstrip("\n").split("\t", 1)
+                topics[qid] = text
+    return topics
+
+
+def write_topics(path: str | os.PathLike, topics: Mapping[str, str]) -> None:
+    """Write ``qid<TAB>text``; tabs and newlines inside the text become spaces."""
+    with atomic_write(path) as handle:
+        for qid, text in topics.items():
+            handle.write(f"{qid}\t{' '.join(text.split())}\n")

@@ -1,0 +1,67 @@
+"""Anserini BM25 on vaswani reproduces the effectiveness measured on this machine."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from peftir import bm25, collections
+from peftir.trec import read_qrels, read_run
+
+VASWANI = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
+REFERENCE = {"P_20": 0.279, "ndcg_cut_5": 0.488, "ndcg_cut_20": 0.408, "map": 0.261}
+
+
+@pytest.fixture(scope="module")
+def searched(irds_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Export, index and search once for the whole module."""
+    root = tmp_path_factory.mktemp("bm25")
+    collections.export_dataset(VASWANI, root / "data")
+    log = io.StringIO()
+    bm25.build_index(root / "data" / "corpus", root / "index", threads=2, log=log)
+    bm25.search(root / "index", root / "data" / "queries.tsv", root / "run.txt",
+                k1=0.9, b=0.4, hits=100, threads=2, log=log)
+    return {"root": root, "run": root / "run.txt", "qrels": root / "data" / "qrels.txt", "log": log}
+
+
+def test_jar_and_java_exist() -> None:
+    assert bm25.anserini_jar().name.startswith("anserini-") and bm25.anserini_jar().is_file()
+    assert Path(bm25.java()).is_file()
+
+
+def test_index_renamed_into_place(searched: dict) -> None:
+    root = searched["root"]
+    assert any((root / "index").iterdir())
+    assert not [p for p in root.iterdir() if p.name.startswith(".")]  # no leftover temp dir or file
+    assert "Total run time" in searched["log"].getvalue()  # Java's output reached the log
+
+
+def test_run_format(searched: dict) -> None:
+    lines = searched["run"].read_text().splitlines()
+    assert lines and all(line.split()[5] == "bm25" for line in lines)
+    run = read_run(searched["run"])
+    assert len(run) == 93 and max(len(docs) for docs in run.values()) == 100
+
+
+def test_effectiveness_matches_reference(searched: dict) -> None:
+    qrels = read_qrels(searched["qrels"])
+    results = pytrec_eval.RelevanceEvaluator(qrels, set(REFERENCE)).evaluate(read_run(searched["run"]))
+    for measure, expected in REFERENCE.items():
+        mean = sum(results.get(qid, {}).get(measure, 0.0) for qid in qrels) / len(qrels)
+        assert mean == pytest.approx(expected, abs=0.01), measure
+
+
+def test_search_failure_reports_java_output(tmp_path: Path) -> None:
+    """SearchCollection exits 0 on a missing index; the error line must still surface."""
+    with pytest.raises(RuntimeError, match="does not appear to be a valid index"):
+        bm25.search(tmp_path / "no-index", tmp_path / "no-topics.tsv", tmp_path / "run.txt",
+                    k1=0.9, b=0.4, hits=10, threads=1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_index_failure_leaves_no_index(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="Invalid collection path"):
+        bm25.build_index(tmp_path / "no-corpus", tmp_path / "index", threads=1)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,110 @@
+"""Rankers: input layout, pooling, MaxSim, chunking, and encode-once reranking."""
+import math
+
+import pytest
+import torch
+
+from peftir import rankers
+from peftir.data import RankingData
+from peftir.rerank import rerank
+
+from tiny import tiny_backbone, tiny_ranker
+
+
+def test_equal_chunks_splits_into_ceil_len_over_max_equal_pieces():
+    chunks = rankers.equal_chunks(list(range(10)), 4)
+    assert len(chunks) == math.ceil(10 / 4)
+    assert [len(c) for c in chunks] == [4, 4, 2]
+    assert sum(chunks, []) == list(range(10))
+    assert [len(c) for c in rankers.equal_chunks(list(range(9)), 4)] == [3, 3, 3]
+    assert rankers.equal_chunks([], 4) == [[]]
+
+
+def test_maxsim_sums_the_best_match_of_each_query_vector():
+    query = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    docs = torch.tensor([[[0.6, 0.8], [1.0, 0.0]],      # best for q1: 1.0, for q2: 0.8
+                         [[0.0, 1.0], [0.0, 0.0]]])     # best for q1: 0.0, for q2: 1.0
+    assert torch.allclose(rankers.maxsim(query, docs), torch.tensor([1.8, 1.0]))
+
+
+def test_twinbert_mean_pooling_excludes_cls_sep_and_padding():
+    ranker = tiny_ranker("twinbert").eval()
+    texts = [[2000, 2001, 2002], [2003]]
+    with torch.no_grad():
+        pooled = ranker.encode(texts, rankers.DOCUMENT)
+        for text, vector in zip(texts, pooled):
+            seq = torch.tensor([[ranker.cls_id, *text, ranker.sep_id]])
+            states = ranker.bert(input_ids=seq).last_hidden_state[0]
+            assert torch.allclose(vector, states[1:-1].mean(0), atol=1e-5)
+
+
+def test_twinbert_cls_pooling_takes_the_cls_vector():
+    ranker = tiny_ranker("twinbert", twinbert={"pooling": "cls"}).eval()
+    with torch.no_grad():
+        vector = ranker.encode([[2000, 2001]], rankers.QUERY)[0]
+        states = ranker.bert(input_ids=torch.tensor([[ranker.cls_id, 2000, 2001, ranker.sep_id]])).last_hidden_state
+    assert torch.allclose(vector, states[0, 0], atol=1e-5)
+
+
+def test_twinbert_score_is_linear_of_residual_of_elementwise_max():
+    ranker = tiny_ranker("twinbert").eval()
+    q, d = torch.randn(32), torch.randn(32)
+    x = torch.maximum(q, d)
+    expected = ranker.out(x + ranker.residual(x))
+    assert torch.allclose(ranker.score_encoded(q, [d]), expected)
+
+
+def test_colbert_query_has_markers_and_mask_padding_and_unit_vectors():
+    ranker = tiny_ranker("colbert").eval()
+    seen = {}
+    ranker.bert.register_forward_hook(lambda module, args, kwargs, out: seen.update(kwargs), with_kwargs=True)
+    with torch.no_grad():
+        vectors = ranker.encode([[2000, 2001]], rankers.QUERY)[0]
+    ids = seen["input_ids"][0].tolist()
+    q_marker = ranker.q_marker
+    assert ids == [ranker.cls_id, q_marker, 2000, 2001] + [ranker.mask_id] * 4   # padded to max_query_len=6
+    assert seen["attention_mask"][0].tolist() == [1] * len(ids)                   # [MASK]s enter MaxSim
+    assert vectors.shape == (8, 8)
+    assert torch.allclose(vectors.norm(dim=-1), torch.ones(8), atol=1e-5)
+
+
+def test_colbert_zeroes_punctuation_and_keeps_words():
+    loaded = tiny_backbone()
+    ranker = rankers.build("colbert", loaded.model, loaded.tokenizer,
+                           {"max_query_len": 6, "max_doc_len": 40, "max_seq_len": 24,
+                            "monobert": {"dropout": 0.1}, "twinbert": {"pooling": "mean"}, "colbert": {"dim": 8}})
+    comma = loaded.tokenizer.convert_tokens_to_ids(",")
+    with torch.no_grad():
+        doc = ranker.encode([[2000, comma, 2001]], rankers.DOCUMENT)[0]
+    norms = doc.norm(dim=-1)
+    assert doc.shape[0] == 6                          # [CLS] [D] w , w [SEP]
+    assert norms[3] == 0 and torch.all(norms[[0, 1, 2, 4, 5]] > 0.99)
+
+
+def test_monobert_averages_cls_over_document_chunks():
+    ranker = tiny_ranker("monobert").eval()
+    query, doc = [2000, 2001], list(range(3000, 3030))   # 30 tokens, chunk length 24-6-3 = 15 → 2 chunks
+    with torch.no_grad():
+        score = ranker.score_pairs([query], [doc])
+        cls = []
+        for chunk in rankers.equal_chunks(doc, 15):
+            seq = [ranker.cls_id, *query, ranker.sep_id, *chunk, ranker.sep_id]
+            types = [0] * 4 + [1] * (len(chunk) + 1)
+            cls.append(ranker.bert(input_ids=torch.tensor([seq]),
+                                   token_type_ids=torch.tensor([types])).last_hidden_state[0, 0])
+        expected = ranker.out(torch.stack(cls).mean(0))
+    assert torch.allclose(score, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["twinbert", "colbert", "monobert"])
+def test_reranking_scores_equal_pairwise_scores(name):
+    """Bi-encoders encode each document once; the scores must match scoring every pair directly."""
+    ranker = tiny_ranker(name).eval()
+    data = RankingData(queries={"q1": [2000, 2001], "q2": [2002]},
+                       docs={"a": [3000, 3001, 3002], "b": [3003], "c": list(range(3100, 3130))},
+                       candidates={"q1": {"a": 1.0, "b": 0.5, "c": 0.1}, "q2": {"b": 1.0, "c": 0.2}}, qrels={})
+    run = rerank(ranker, data, ["q1", "q2"], batch_size=2)
+    with torch.no_grad():
+        for qid, docs in data.candidates.items():
+            direct = ranker.score_pairs([data.queries[qid]] * len(docs), [data.docs[d] for d in docs])
+            assert torch.allclose(torch.tensor([run[qid][d] for d in docs]), direct, atol=1e-5)

@@ -1,0 +1,98 @@
+"""The whole DAG with Snakemake on a tiny configuration: every table cell traces to its runs."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+from statistics import mean
+
+import pytest
+from scipy import stats
+
+from peftir import folds, trec
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = """
+experiment: {datasets: [vaswani], rankers: [monobert, twinbert, colbert], methods: [full, lora],
+             seeds: [1, 2], metrics: [P@20, nDCG@5, nDCG@20]}
+datasets: {vaswani: {folds: {scheme: seeded, n: 3, seed: 7}}}
+backbone: {layers: 1}
+ranker: {max_doc_len: 48, max_seq_len: 64}
+training: {epochs: 1, pairs_per_epoch: 8, batch_size: 4, micro_batch: 4}
+rerank: {depth: 25, batch_size: 64}
+"""
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+               str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def workflow(irds_home, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("workflow")
+    (workdir / "tiny.yaml").write_text(TINY)
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-5000:]
+    return workdir
+
+
+def _cells(table):
+    for group in table["groups"]:
+        for row in group["rows"]:
+            for cell in row["cells"]:
+                yield group, row, cell
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name, rankers", [("table3", ["monobert"]), ("table4", ["twinbert", "colbert"])])
+def test_each_cell_is_the_mean_of_the_runs_it_summarises(workflow, name, rankers):
+    table = json.loads((workflow / f"results/tables/{name}.json").read_text())
+    assert [g["rows"][0]["ranker"] for g in table["groups"]] == rankers
+    checked = 0
+    for group, row, cell in _cells(table):
+        files = sorted((workflow / f"results/metrics/vaswani/{row['ranker']}/{row['method']}").glob("fold*-seed*.json"))
+        assert len(files) == 3 * 2                      # 3 folds × 2 seeds
+        values = {f.stem: json.loads(f.read_text())["mean"][cell["metric"]] for f in files}
+        assert cell["value"] == pytest.approx(mean(values.values()), abs=1e-12)
+        assert cell["printed"] == f"{cell['value']:.4f}"
+        per_seed = {s: mean(v for k, v in values.items() if k.endswith(f"seed{s}")) for s in (1, 2)}
+        assert cell["per_seed"] == pytest.approx({str(s): v for s, v in per_seed.items()})
+        if row["method"] != "full":
+            baseline = next(r for r in group["rows"] if r["method"] == "full")
+            base_cell = next(c for c in baseline["cells"] if c["metric"] == cell["metric"])
+            expected = stats.ttest_ind(list(per_seed.values()), list(base_cell["per_seed"].values()),
+                                       equal_var=True, alternative="greater").pvalue
+            if cell["p_value"] is not None:
+                assert cell["p_value"] == pytest.approx(expected)
+        checked += 1
+    assert checked == len(rankers) * 2 * 3
+    tex = (workflow / f"results/tables/{name}.tex").read_text()
+    assert "\\toprule" in tex and "BM25" in tex and "Improvement" in tex
+    assert (workflow / f"results/tables/{name}.csv").read_text().count("\n") > checked
+
+
+@pytest.mark.integration
+def test_bm25_row_and_runs_follow_the_fold_rotation(workflow):
+    doc = json.loads((workflow / "results/data/vaswani/folds.json").read_text())
+    table = json.loads((workflow / "results/tables/table4.json").read_text())
+    for cell in table["reference_rows"][0]["cells"]:
+        values = [json.loads((workflow / f"results/metrics/vaswani/bm25/fold{k}.json").read_text())["mean"][cell["metric"]]
+                  for k in ("1", "2", "3")]
+        assert cell["value"] == pytest.approx(mean(values))
+    for k in ("1", "2", "3"):
+        test = set(folds.rotation(doc, k)["test"])
+        run = trec.read_run(workflow / f"results/runs/vaswani/colbert/lora/fold{k}-seed1.run")
+        assert set(run) <= test and len(run) >= len(test) - 1
+        assert all(len(docs) == 25 for docs in run.values())
+        summary = json.loads((workflow / f"results/models/vaswani/colbert/lora/fold{k}-seed1.json").read_text())
+        assert summary["trainable_parameters"] == 2 * 1 * 16 * (384 + 384)   # LoRA r=16 on q,v of 1 layer
+    log = (workflow / "results/logs/train/vaswani/monobert/full/fold1-seed1.log").read_text()
+    assert "epoch 1 train" in log and "validation" in log             # progress reaches the rule's log
+
+
+@pytest.mark.integration
+def test_a_complete_workflow_plans_nothing_more(workflow):
+    result = snakemake(workflow, "-n", "--cores", "1")
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr

@@ -1,0 +1,40 @@
+# Dataset export (ir_datasets) and query folds.
+
+
+rule download:
+    output:
+        docs="results/data/{dataset}/corpus/docs.jsonl",
+        queries="results/data/{dataset}/queries.tsv",
+        qrels="results/data/{dataset}/qrels.txt",
+        info="results/data/{dataset}/info.json",
+    log:
+        "results/logs/download/{dataset}.log",
+    params:
+        spec=lambda wc: config["datasets"][wc.dataset],
+    threads: resources_of("download")["threads"]
+    resources:
+        mem_mb=resources_of("download")["mem_mb"],
+        runtime=resources_of("download")["runtime"],
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/download.py"
+
+
+rule folds:
+    input:
+        queries="results/data/{dataset}/queries.tsv",
+    output:
+        folds="results/data/{dataset}/folds.json",
+    log:
+        "results/logs/folds/{dataset}.log",
+    params:
+        spec=lambda wc: config["datasets"][wc.dataset],
+    threads: 1
+    resources:
+        mem_mb=resources_of("evaluate")["mem_mb"],
+        runtime=resources_of("evaluate")["runtime"],
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/folds.py"
