@@ -23,8 +23,8 @@ rerank: {depth: 25, batch_size: 64}
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-               str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml"), *args]
+    command = [sys.executable, "-m", "snakemake", *args, "--snakefile", str(REPO / "Snakefile"), "--directory",
+               str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml")]
     return subprocess.run(command, capture_output=True, text=True, timeout=1800)
 
 
@@ -96,3 +96,13 @@ def test_a_complete_workflow_plans_nothing_more(workflow):
     result = snakemake(workflow, "-n", "--cores", "1")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+@pytest.mark.integration
+def test_retraining_with_the_same_seed_gives_the_same_run_file(workflow):
+    target = "results/runs/vaswani/twinbert/lora/fold2-seed1.run"
+    before = (workflow / target).read_bytes()
+    result = snakemake(workflow, target, "--forcerun", "train", "rerank", "--cores", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "localrule train" in result.stdout + result.stderr
+    assert (workflow / target).read_bytes() == before

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import sys
+import traceback
 from dataclasses import asdict, dataclass, field
 
 WORKER_ENV = "PEFTIR_WORKER"
@@ -43,8 +44,11 @@ def from_snakemake(smk) -> Job:
                log=smk.log[0] if smk.log else None, threads=smk.threads)
 
 
-def execute(entry: str, job: Job) -> None:
-    """Run ``module:function`` on ``job`` in this process, its output appended to the job's log."""
+def execute(entry: str, job: Job) -> int:
+    """Run ``module:function`` on ``job`` in this process, its output appended to the job's log.
+
+    Returns the exit status; the error (message or traceback) goes to the log.
+    """
     module, function = entry.split(":")
     if job.log:
         os.makedirs(os.path.dirname(job.log) or ".", exist_ok=True)
@@ -53,8 +57,18 @@ def execute(entry: str, job: Job) -> None:
         os.dup2(handle, 1)
         os.dup2(handle, 2)
         os.close(handle)
-    getattr(importlib.import_module(module), function)(job)
-    sys.stdout.flush(), sys.stderr.flush()
+    try:
+        getattr(importlib.import_module(module), function)(job)
+        return 0
+    except SystemExit as stop:
+        if not isinstance(stop.code, int):
+            print(stop.code, file=sys.stderr)
+        return stop.code if isinstance(stop.code, int) and stop.code else 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
 
 
 def submit(address: str, entry: str, job: Job) -> int:
@@ -68,17 +82,30 @@ def submit(address: str, entry: str, job: Job) -> int:
     return int(json.loads(reply)["status"])
 
 
+def _log_tail(path: str | None, lines: int = 3) -> str:
+    """The end of a failed job's log, so the terminal shows why without opening the file."""
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, errors="replace") as handle:
+        return "".join(handle.readlines()[-lines:])
+
+
 def run(entry: str, smk) -> None:
     """Entry point for workflow scripts: ``run("peftir.jobs:train", snakemake)``."""
     job = from_snakemake(smk)
     address = os.environ.get(WORKER_ENV)
+    status = None
     if address and os.path.exists(address):
         try:
             status = submit(address, entry, job)
         except (ConnectionRefusedError, FileNotFoundError):
             status = None  # worker gone (e.g. a stale address): fall back to running here
-        if status is not None:
-            if status:
-                sys.exit(f"job failed with status {status}; see {job.log}")
-            return
-    execute(entry, job)
+    if status is None:
+        terminal = os.dup(1), os.dup(2)
+        try:
+            status = execute(entry, job)
+        finally:
+            os.dup2(terminal[0], 1)
+            os.dup2(terminal[1], 2)
+    if status:
+        sys.exit(f"{_log_tail(job.log)}job failed (status {status}); log: {job.log}")

@@ -14,7 +14,6 @@ import selectors
 import signal
 import socket
 import sys
-import traceback
 
 from .runner import Job, execute
 
@@ -23,16 +22,8 @@ PRELOAD = ("peftir.jobs",)
 
 def child(request: dict) -> int:
     """Body of a forked child: run the job, return its exit status."""
-    try:
-        os.chdir(request["cwd"])
-        execute(request["entry"], Job(**request["job"]))
-        return 0
-    except SystemExit as stop:
-        print(stop, file=sys.stderr)
-        return stop.code if isinstance(stop.code, int) and stop.code else 1
-    except BaseException:  # the job's error belongs in its log, the worker keeps serving
-        traceback.print_exc()
-        return 1
+    os.chdir(request["cwd"])
+    return execute(request["entry"], Job(**request["job"]))
 
 
 def serve(address: str, parent: int) -> None:
@@ -54,9 +45,13 @@ def serve(address: str, parent: int) -> None:
                     conn, _ = listener.accept()
                     request = json.loads(conn.makefile().readline())
                     pid = os.fork()
-                    if pid == 0:
-                        listener.close()
-                        os._exit(child(request))
+                    if pid == 0:  # the child must never return into this loop
+                        status = 1
+                        try:
+                            listener.close()
+                            status = child(request)
+                        finally:
+                            os._exit(status)
                     running[pid] = conn
                     selector.register(conn, selectors.EVENT_READ, pid)
                 elif not key.fileobj.recv(1):  # client hung up: the job was cancelled

@@ -24,6 +24,7 @@ rule download:
 rule folds:
     input:
         queries="results/data/{dataset}/queries.tsv",
+        user_folds=lambda wc: config["datasets"][wc.dataset]["folds"].get("path", []),
     output:
         folds="results/data/{dataset}/folds.json",
     log:
