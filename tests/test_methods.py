@@ -23,7 +23,7 @@ def _train_steps(ranker, groups, steps=3):
 def test_lora_leaves_backbone_weights_bitwise_unchanged(name):
     ranker = tiny_ranker(name)
     before = {k: v.clone() for k, v in ranker.bert.state_dict().items()}
-    groups = methods.apply(ranker, "lora", {"lora": LORA}, LR)
+    groups = methods.apply(ranker, "lora", LORA, LR)
     head_before = [p.clone() for p in ranker.head_parameters()]
     _train_steps(ranker, groups)
     after = ranker.bert.state_dict()
@@ -39,24 +39,24 @@ def test_lora_leaves_backbone_weights_bitwise_unchanged(name):
 def test_full_finetuning_moves_backbone_weights():
     ranker = tiny_ranker("twinbert")
     before = ranker.bert.encoder.layer[0].attention.self.query.weight.clone()
-    _train_steps(ranker, methods.apply(ranker, "full", {"full": {}}, LR))
+    _train_steps(ranker, methods.apply(ranker, "full", {}, LR))
     assert not torch.equal(before, ranker.bert.encoder.layer[0].attention.self.query.weight)
 
 
 def test_lora_parameter_count_is_computed_from_the_modules():
     ranker = tiny_ranker("colbert")
-    methods.apply(ranker, "lora", {"lora": LORA}, LR)
+    methods.apply(ranker, "lora", LORA, LR)
     layers, hidden, rank = 2, 32, 4
     assert methods.count_trainable(ranker) == 2 * layers * rank * (hidden + hidden)
     full = tiny_ranker("colbert")
-    methods.apply(full, "full", {"full": {}}, LR)
+    methods.apply(full, "full", {}, LR)
     assert methods.count_trainable(full) == sum(p.numel() for p in full.bert.parameters())
 
 
 @pytest.mark.parametrize("scaling, expected", [("alpha_over_r", 8 / 4), ("r_over_alpha", 4 / 8)])
 def test_lora_scaling_convention(scaling, expected):
     ranker = tiny_ranker("twinbert")
-    methods.apply(ranker, "lora", {"lora": {**LORA, "scaling": scaling}}, LR)
+    methods.apply(ranker, "lora", {**LORA, "scaling": scaling}, LR)
     layer = ranker.bert.encoder.layer[0].attention.self.query
     assert layer.scaling["default"] == pytest.approx(expected)
 
@@ -64,26 +64,26 @@ def test_lora_scaling_convention(scaling, expected):
 def test_optimizer_groups_use_table8_learning_rates():
     lr = {"ranker": 1e-4, "bert": 1e-5, "peft": 2e-4}
     ranker = tiny_ranker("monobert")
-    groups = methods.apply(ranker, "lora", {"lora": LORA}, lr)
+    groups = methods.apply(ranker, "lora", LORA, lr)
     head = {id(p) for p in ranker.head_parameters()}
     for group in groups:
         is_head = all(id(p) in head for p in group["params"])
         assert group["lr"] == (lr["ranker"] if is_head else lr["peft"])
-    assert {g["lr"] for g in methods.apply(tiny_ranker("monobert"), "full", {"full": {}}, lr)} == {1e-5, 1e-4}
+    assert {g["lr"] for g in methods.apply(tiny_ranker("monobert"), "full", {}, lr)} == {1e-5, 1e-4}
 
 
 def test_saved_state_round_trips_and_rejects_another_method():
     trained = tiny_ranker("twinbert")
-    _train_steps(trained, methods.apply(trained, "lora", {"lora": LORA}, LR))
+    _train_steps(trained, methods.apply(trained, "lora", LORA, LR))
     state = methods.trainable_state(trained)
     fresh = tiny_ranker("twinbert")
-    methods.apply(fresh, "lora", {"lora": LORA}, LR)
+    methods.apply(fresh, "lora", LORA, LR)
     methods.load_trainable_state(fresh, state)
     trained.eval(), fresh.eval()
     with torch.no_grad():
         assert torch.equal(trained.score_pairs([[2000]], [[3000]]), fresh.score_pairs([[2000]], [[3000]]))
     other = tiny_ranker("twinbert")
-    methods.apply(other, "full", {"full": {}}, LR)
+    methods.apply(other, "full", {}, LR)
     with pytest.raises(ValueError, match="do not match"):
         methods.load_trainable_state(other, state)
 

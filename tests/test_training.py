@@ -42,7 +42,7 @@ def test_triples_take_positives_from_relevant_candidates_and_negatives_from_the_
 
 def test_training_keeps_the_best_validation_epoch():
     ranker = tiny_ranker("twinbert")
-    groups = methods.apply(ranker, "full", {"full": {}}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
+    groups = methods.apply(ranker, "full", {}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
     scores = iter([0.2, 0.5, 0.3])
     states = []
 
@@ -61,7 +61,7 @@ def test_same_seed_same_weights():
     def run(seed):
         training.seed_everything(seed)
         ranker = tiny_ranker("colbert")
-        groups = methods.apply(ranker, "full", {"full": {}}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
+        groups = methods.apply(ranker, "full", {}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
         settings = {"epochs": 1, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 2}
         return training.train(ranker, groups, DATA, ["q1"], lambda m: 0.0, settings, seed).best_state
     first, again = run(3), run(3)

@@ -19,7 +19,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
-from peftir.trec import read_run, write_run
+from peftir.trec import plain_mode, read_run, write_run
 
 TAIL_LINES = 30
 # SearchCollection reports some failures (e.g. "Error: ... does not appear to be a valid index.")
@@ -63,13 +63,6 @@ def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> None:
                            + "".join(tail))
 
 
-def _directory_mode() -> int:
-    """The mode a plain mkdir would give (mkdtemp's 0700 would hide the index from a shared group)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o777 & ~umask
-
-
 def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int,
                 log: IO[str] | None = None) -> None:
     """Index a JsonCollection directory into ``index_dir`` (built beside it, renamed at the end)."""
@@ -81,7 +74,7 @@ def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int,
             "-collection", "JsonCollection", "-input", str(corpus_dir), "-index", str(building),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
             "-storePositions", "-storeDocvectors", "-storeRaw"], log)
-        building.chmod(_directory_mode())
+        building.chmod(plain_mode(0o777))  # mkdtemp's 0700 would hide the index from a group
         if index_dir.exists():
             shutil.rmtree(index_dir)
         os.replace(building, index_dir)

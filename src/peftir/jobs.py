@@ -51,8 +51,7 @@ def _ranker(job: Job) -> tuple[rankers.Ranker, methods.ParamGroups, object]:
     torch.set_num_threads(job.threads)
     loaded = backbone.load(job.params["backbone"]["name"], job.params["backbone"]["layers"])
     ranker = rankers.build(job.wildcards["ranker"], loaded.model, loaded.tokenizer, job.params["ranker"])
-    groups = methods.apply(ranker, job.wildcards["method"], {job.wildcards["method"]: job.params["method"]},
-                           job.params["training"]["lr"])
+    groups = methods.apply(ranker, job.wildcards["method"], job.params["method"], job.params["training"]["lr"])
     return ranker, groups, loaded.tokenizer
 
 

@@ -53,10 +53,10 @@ METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {"full": full_
 
 
 def apply(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
-    """Prepare ``ranker`` for ``method``; returns Adam groups including the head's."""
+    """Prepare ``ranker`` for ``method`` (with that method's ``settings``); Adam groups include the head's."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
-    groups = METHODS[method](ranker, settings.get(method, {}), lr)
+    groups = METHODS[method](ranker, settings, lr)
     for parameter in ranker.head_parameters():
         parameter.requires_grad_(True)
     return groups + [{"params": ranker.head_parameters(), "lr": lr["ranker"]}]

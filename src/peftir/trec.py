@@ -16,15 +16,20 @@ Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
 
 
+def plain_mode(mode: int) -> int:
+    """The permissions a plain open()/mkdir() would give under the current umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make results unreadable to collaborators
+    os.chmod(tmp, plain_mode(0o666))  # mkstemp's 0600 would make results unreadable to collaborators
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle
