@@ -33,7 +33,7 @@ def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, 
     if isinstance(ranker, BiEncoder):
         return _rerank_bi(ranker, data, qids, batch_size, desc)
     pairs = sorted(((qid, docid) for qid in qids for docid in data.candidates[qid]),
-                   key=lambda pair: len(data.docs.get(pair[1], [])))
+                   key=lambda pair: (len(data.docs.get(pair[1], [])), pair))
     run: Run = {qid: {} for qid in qids}
     with progress(len(pairs), f"{desc} pairs") as bar:
         for batch in batches(pairs, batch_size):
@@ -46,7 +46,9 @@ def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, 
 
 
 def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size: int, desc: str) -> Run:
-    docids = sorted({d for qid in qids for d in data.candidates[qid]}, key=lambda d: len(data.docs.get(d, [])))
+    # ties broken by docid: batch composition (hence padding, hence the last float bits) must not
+    # depend on set order, which changes with each process's hash seed
+    docids = sorted({d for qid in qids for d in data.candidates[qid]}, key=lambda d: (len(data.docs.get(d, [])), d))
     encoded = {}
     with progress(len(docids), f"{desc} documents") as bar:
         for batch in batches(docids, batch_size):
