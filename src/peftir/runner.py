@@ -15,7 +15,9 @@ import os
 import socket
 import sys
 import traceback
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Iterator
 
 WORKER_ENV = "PEFTIR_WORKER"
 
@@ -44,31 +46,48 @@ def from_snakemake(smk) -> Job:
                log=smk.log[0] if smk.log else None, threads=smk.threads)
 
 
+@contextmanager
+def _output_to(log: str | None) -> Iterator[None]:
+    """Send this process's output (Python streams and file descriptors 1/2, for child processes
+    such as Java) to the job's log, appending; restore both afterwards."""
+    if not log:
+        yield
+        return
+    os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+    sys.stdout.flush(), sys.stderr.flush()
+    saved_fds, saved_streams = (os.dup(1), os.dup(2)), (sys.stdout, sys.stderr)
+    with open(log, "a", buffering=1) as stream:
+        os.dup2(stream.fileno(), 1)
+        os.dup2(stream.fileno(), 2)
+        sys.stdout = sys.stderr = stream
+        try:
+            yield
+        finally:
+            stream.flush()
+            sys.stdout, sys.stderr = saved_streams
+            for fd, saved in zip((1, 2), saved_fds):
+                os.dup2(saved, fd)
+                os.close(saved)
+
+
 def execute(entry: str, job: Job) -> int:
     """Run ``module:function`` on ``job`` in this process, its output appended to the job's log.
 
     Returns the exit status; the error (message or traceback) goes to the log.
     """
     module, function = entry.split(":")
-    if job.log:
-        os.makedirs(os.path.dirname(job.log) or ".", exist_ok=True)
-        handle = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        sys.stdout.flush(), sys.stderr.flush()
-        os.dup2(handle, 1)
-        os.dup2(handle, 2)
-        os.close(handle)
-    try:
-        getattr(importlib.import_module(module), function)(job)
-        return 0
-    except SystemExit as stop:
-        if not isinstance(stop.code, int):
+    with _output_to(job.log):
+        try:
+            getattr(importlib.import_module(module), function)(job)
+            return 0
+        except SystemExit as stop:  # sys.exit(message) is how a job reports an expected failure
+            if stop.code is None or isinstance(stop.code, int):
+                return stop.code or 0
             print(stop.code, file=sys.stderr)
-        return stop.code if isinstance(stop.code, int) and stop.code else 1
-    except Exception:
-        traceback.print_exc()
-        return 1
-    finally:
-        sys.stdout.flush(), sys.stderr.flush()
+            return 1
+        except Exception:
+            traceback.print_exc()
+            return 1
 
 
 def submit(address: str, entry: str, job: Job) -> int:
@@ -101,11 +120,6 @@ def run(entry: str, smk) -> None:
         except (ConnectionRefusedError, FileNotFoundError):
             status = None  # worker gone (e.g. a stale address): fall back to running here
     if status is None:
-        terminal = os.dup(1), os.dup(2)
-        try:
-            status = execute(entry, job)
-        finally:
-            os.dup2(terminal[0], 1)
-            os.dup2(terminal[1], 2)
+        status = execute(entry, job)
     if status:
         sys.exit(f"{_log_tail(job.log)}job failed (status {status}); log: {job.log}")

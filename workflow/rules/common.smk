@@ -4,9 +4,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
-from peftir import folds as fold_ids
+from peftir.folds import fold_ids
 from peftir.config import ConfigError, validate
 from peftir.runner import WORKER_ENV
 
@@ -38,7 +37,7 @@ wildcard_constraints:
 
 def folds_of(dataset):
     """Fold ids of a dataset, known from the config alone (DAG planning needs no data)."""
-    return fold_ids.fold_ids(config["datasets"][dataset])
+    return fold_ids(config["datasets"][dataset])
 
 
 def run_key(ranker, method, fold, seed):
