@@ -44,7 +44,7 @@ def test_paper_configuration_plans_the_full_matrix_without_data(tmp_path):
     (lambda c: c["experiment"]["rankers"].append("bert"),
      "config key experiment.rankers[3] = 'bert': allowed: monobert, twinbert, colbert"),
     (lambda c: c["experiment"]["methods"].append("adapter"),
-     "config key experiment.methods[2] = 'adapter': allowed: full, lora"),
+     "config key experiment.methods[2] = 'adapter': allowed: full, prompt, prefix, lora, lora_pp, prefix_lora"),
     (lambda c: c["experiment"]["datasets"].append("trec-covid"),
      "config key experiment.datasets[1] = 'trec-covid': allowed: vaswani, robust04, clueweb09b, msmarco-doc"),
     (lambda c: c["bm25"].update(k1="high"), "config key bm25.k1 = 'high': expected type: number"),

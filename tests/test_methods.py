@@ -89,5 +89,5 @@ def test_saved_state_round_trips_and_rejects_another_method():
 
 
 def test_unknown_method_is_rejected():
-    with pytest.raises(ValueError, match="allowed: full, lora"):
+    with pytest.raises(ValueError, match="allowed: full, prompt, prefix, lora, lora_pp, prefix_lora"):
         methods.apply(tiny_ranker("twinbert"), "bitfit", {}, LR)

@@ -108,3 +108,15 @@ def test_reranking_scores_equal_pairwise_scores(name):
         for qid, docs in data.candidates.items():
             direct = ranker.score_pairs([data.queries[qid]] * len(docs), [data.docs[d] for d in docs])
             assert torch.allclose(torch.tensor([run[qid][d] for d in docs]), direct, atol=1e-5)
+
+
+def test_colbert_batch_padding_never_enters_the_max():
+    """A document's score must not depend on the longer documents it is batched with."""
+    ranker = tiny_ranker("colbert")
+    query = torch.tensor([[1.0, 0.0]])
+    short = torch.tensor([[-1.0, 0.0]])                      # every similarity negative
+    long = torch.tensor([[-1.0, 0.0], [-0.5, 0.0], [0.0, -1.0]])
+    alone = ranker.score_encoded(query, [short])
+    batched = ranker.score_encoded(query, [short, long])
+    assert alone.item() == pytest.approx(-1.0)
+    assert batched[0].item() == pytest.approx(-1.0) and batched[1].item() == pytest.approx(0.0)

@@ -69,3 +69,14 @@ def validate(config: dict, schema_path: str | Path) -> None:
     for method in config["experiment"]["methods"]:
         if method not in config["labels"]["methods"]:
             raise ConfigError(f"config key labels.methods: no label for method {method!r}")
+
+
+# Methods built from others take those methods' settings (one place to change a LoRA rank).
+COMPONENTS: dict[str, tuple[str, ...]] = {"prefix_lora": ("prefix", "lora")}
+
+
+def settings_for(method: str, configured: dict) -> dict:
+    """The settings a method's jobs get: its own entry, or its components' entries."""
+    if method in COMPONENTS:
+        return {part: configured[part] for part in COMPONENTS[method]}
+    return configured[method]

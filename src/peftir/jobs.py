@@ -46,13 +46,20 @@ def _fold(job: Job) -> dict[str, list[str]]:
     return folds.rotation(json.loads(Path(job.input["folds"]).read_text()), job.wildcards["fold"])
 
 
+def device(choice: str) -> torch.device:
+    """``auto`` takes the GPU when there is one (the paper configuration), else the CPU."""
+    if choice == "auto":
+        choice = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(choice)
+
+
 def _ranker(job: Job) -> tuple[rankers.Ranker, methods.ParamGroups, object]:
-    """Backbone + ranker + method, as configured; seeded beforehand by the caller."""
+    """Backbone + ranker + method, as configured, on the configured device; seeded beforehand by the caller."""
     torch.set_num_threads(job.threads)
     loaded = backbone.load(job.params["backbone"]["name"], job.params["backbone"]["layers"])
     ranker = rankers.build(job.wildcards["ranker"], loaded.model, loaded.tokenizer, job.params["ranker"])
     groups = methods.apply(ranker, job.wildcards["method"], job.params["method"], job.params["training"]["lr"])
-    return ranker, groups, loaded.tokenizer
+    return ranker.to(device(job.params["device"])), groups, loaded.tokenizer
 
 
 def _data(job: Job, tokenizer, qids: list[str], depth: int) -> ranking_data.RankingData:
@@ -94,7 +101,7 @@ def rerank_test(job: Job) -> None:
     """Rerank the test fold's BM25 candidates with the kept weights."""
     seed_everything(int(job.wildcards["seed"]))
     ranker, _, tokenizer = _ranker(job)
-    methods.load_trainable_state(ranker, torch.load(job.input["weights"])["state"])
+    methods.load_trainable_state(ranker, torch.load(job.input["weights"], map_location=ranker.device)["state"])
     test = _fold(job)["test"]
     depth = job.params["rerank"]["depth"]
     run = rerank(ranker, _data(job, tokenizer, test, depth), test, job.params["rerank"]["batch_size"], desc="test")
@@ -106,8 +113,10 @@ def evaluate(job: Job) -> None:
     """Per-query and mean metrics of a run on the test queries of one fold."""
     metrics = job.params["metrics"]
     test = _fold(job)["test"]
-    per_query = evaluation.evaluate_run(trec.read_run(job.input["run"]), trec.read_qrels(job.input["qrels"]),
-                                        metrics, test)
+    run = trec.read_run(job.input["run"])
+    if "depth" in job.params:   # BM25 as a reference row: cut at the depth the rerankers see
+        run = trec.truncate_run(run, job.params["depth"])
+    per_query = evaluation.evaluate_run(run, trec.read_qrels(job.input["qrels"]), metrics, test)
     evaluation.write_metrics(job.output["metrics"], evaluation.metric_summary(per_query, metrics),
                              extra={"run": job.input["run"], "qrels": job.input["qrels"], **job.wildcards})
 

@@ -12,7 +12,9 @@ from typing import Callable
 
 import torch
 from peft import LoraConfig, inject_adapter_in_model
+from torch import nn
 
+from .prefix import KeyValuePrefixTuning, PrefixTuning, PromptTuning
 from .rankers import Ranker
 
 ParamGroups = list[dict]
@@ -49,7 +51,43 @@ def lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     return [{"params": params, "lr": lr["peft"]}]
 
 
-METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {"full": full_finetuning, "lora": lora}
+def _bottleneck(ranker: Ranker, settings: dict) -> int:
+    """The reparametrisation MLP's width, given at BERT-base size (768) and scaled to the backbone."""
+    return max(1, round(settings["bottleneck"] * ranker.hidden / 768))
+
+
+def _attach(ranker: Ranker, name: str, module: nn.Module, lr: dict) -> ParamGroups:
+    ranker.peft[name] = module
+    return [{"params": list(module.parameters()), "lr": lr["peft"]}]
+
+
+def prompt_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Frozen BERT; soft prompts before [CLS]. Sequences shrink by the prompt length to keep within positions."""
+    freeze(ranker)
+    ranker.max_seq_len -= settings["length"]
+    return _attach(ranker, "prompt", PromptTuning(ranker.bert, settings["length"], _bottleneck(ranker, settings)), lr)
+
+
+def prefix_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Frozen BERT; per-layer prefixes (hidden-state prefixes, the paper's; or Li & Liang's key/value)."""
+    freeze(ranker)
+    kind = {"hidden": PrefixTuning, "kv": KeyValuePrefixTuning}[settings["kind"]]
+    return _attach(ranker, "prefix", kind(ranker.bert, settings["length"], _bottleneck(ranker, settings)), lr)
+
+
+def concurrent_prefix_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Prefix-tuning and LoRA trained together (paper Figure 4's "concurrent" hybrid)."""
+    return prefix_tuning(ranker, settings["prefix"], lr) + lora(ranker, settings["lora"], lr)
+
+
+METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {
+    "full": full_finetuning,
+    "prompt": prompt_tuning,
+    "prefix": prefix_tuning,
+    "lora": lora,
+    "lora_pp": lora,               # LoRA++: the same module, with attention.output.dense among its targets
+    "prefix_lora": concurrent_prefix_lora,
+}
 
 
 def apply(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
@@ -77,5 +115,7 @@ def load_trainable_state(ranker: Ranker, state: dict[str, torch.Tensor]) -> None
 
 
 def count_trainable(ranker: Ranker) -> int:
-    """Trainable encoder parameters (paper convention: the ranker head is not counted)."""
-    return sum(p.numel() for p in ranker.bert.parameters() if p.requires_grad)
+    """Parameters that remain after training (paper convention): trainable encoder weights plus the
+    generated prompts/prefixes, not their reparametrisation MLPs; the ranker head is not counted."""
+    encoder = sum(p.numel() for p in ranker.bert.parameters() if p.requires_grad)
+    return encoder + sum(module.generated_parameters for module in ranker.peft.values())

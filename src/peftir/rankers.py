@@ -30,8 +30,8 @@ def equal_chunks(ids: Ids, max_len: int) -> list[list[int]]:
 
 
 def pad(seqs: list[list[int]], pad_id: int, types: list[list[int]] | None = None,
-        ) -> tuple[Tensor, Tensor, Tensor]:
-    """Right-pad to a batch: input ids, attention mask, token type ids."""
+        device: torch.device | str = "cpu") -> tuple[Tensor, Tensor, Tensor]:
+    """Right-pad to a batch on ``device``: input ids, attention mask, token type ids."""
     width = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
@@ -41,13 +41,13 @@ def pad(seqs: list[list[int]], pad_id: int, types: list[list[int]] | None = None
         mask[row, :len(seq)] = 1
         if types is not None:
             token_types[row, :len(seq)] = torch.tensor(types[row], dtype=torch.long)
-    return ids, mask, token_types
+    return ids.to(device), mask.to(device), token_types.to(device)
 
 
 def chunk_mean(vectors: Tensor, owner: list[int], count: int) -> Tensor:
     """Average rows of ``vectors`` that belong to the same owner (document chunks → document)."""
-    index = torch.tensor(owner, dtype=torch.long)
-    sums = torch.zeros((count, vectors.shape[-1]), dtype=vectors.dtype).index_add(0, index, vectors)
+    index = torch.tensor(owner, dtype=torch.long, device=vectors.device)
+    sums = torch.zeros((count, vectors.shape[-1]), dtype=vectors.dtype, device=vectors.device).index_add(0, index, vectors)
     return sums / torch.bincount(index, minlength=count).unsqueeze(1).to(vectors.dtype)
 
 
@@ -65,10 +65,19 @@ class Ranker(nn.Module):
         self.cls_id, self.sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
         self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
         self.role_hooks: list[Callable[[str], None]] = []
+        self.peft = nn.ModuleDict()   # modules a method adds beside BERT (prompts, prefixes)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.bert.parameters()).device
+
+    def batch(self, seqs: list[list[int]], types: list[list[int]] | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        """Padded ids, mask and token types on the ranker's device."""
+        return pad(seqs, self.pad_id, types, self.device)
 
     def head_parameters(self) -> list[nn.Parameter]:
         """Ranker-specific layers on top of BERT: always trained, at the ranker learning rate."""
-        return [p for name, p in self.named_parameters() if not name.startswith("bert.")]
+        return [p for name, p in self.named_parameters() if not name.startswith(("bert.", "peft."))]
 
     def encoder(self, ids: Tensor, mask: Tensor, token_types: Tensor, role: str) -> Tensor:
         """Last-layer hidden states, after telling role-aware methods which input this is."""
@@ -97,7 +106,7 @@ class MonoBERT(Ranker):
                 seqs.append([self.cls_id, *query, self.sep_id, *chunk, self.sep_id])
                 types.append([0] * (len(query) + 2) + [1] * (len(chunk) + 1))
                 owner.append(index)
-        ids, mask, token_types = pad(seqs, self.pad_id, types)
+        ids, mask, token_types = self.batch(seqs, types)
         cls = self.encoder(ids, mask, token_types, PAIR)[:, 0]
         return self.out(self.dropout(chunk_mean(cls, owner, len(queries)))).squeeze(-1)
 
@@ -137,13 +146,13 @@ class TwinBERT(BiEncoder):
             for piece in pieces:
                 seqs.append([self.cls_id, *piece, self.sep_id])
                 owner.append(index)
-        ids, mask, token_types = pad(seqs, self.pad_id)
+        ids, mask, token_types = self.batch(seqs)
         states = self.encoder(ids, mask, token_types, role)
         if self.pooling == "cls":
             return list(chunk_mean(states[:, 0], owner, len(texts)))
         content = mask.clone()
         content[:, 0] = 0                                          # CLS
-        content[torch.arange(len(seqs)), mask.sum(1) - 1] = 0      # SEP
+        content[torch.arange(len(seqs), device=mask.device), mask.sum(1) - 1] = 0      # SEP
         sums = chunk_mean((states * content.unsqueeze(-1)).sum(1), owner, len(texts))
         counts = chunk_mean(content.sum(1, keepdim=True).to(states.dtype), owner, len(texts))
         return list(sums / counts.clamp(min=1))
@@ -168,22 +177,30 @@ class ColBERT(BiEncoder):
                     + [self.mask_id] * (self.max_query_len - len(q[:self.max_query_len])) for q in texts]
         else:
             seqs = [[self.cls_id, self.d_marker, *d[:self.max_seq_len - 3], self.sep_id] for d in texts]
-        ids, mask, token_types = pad(seqs, self.pad_id)
+        ids, mask, token_types = self.batch(seqs)
         vectors = nn.functional.normalize(self.project(self.encoder(ids, mask, token_types, role)), dim=-1)
         if role == DOCUMENT:
-            keep = mask.bool() & ~torch.isin(ids, torch.tensor(sorted(self.skip)))
+            keep = mask.bool() & ~torch.isin(ids, torch.tensor(sorted(self.skip), device=ids.device))
             vectors = vectors * keep.unsqueeze(-1)
         return [vectors[row, :len(seq)] for row, seq in enumerate(seqs)]
 
     def score_encoded(self, query: Tensor, docs: list[Tensor]) -> Tensor:
         width = max(d.shape[0] for d in docs)
         padded = torch.stack([nn.functional.pad(d, (0, 0, 0, width - d.shape[0])) for d in docs])
-        return maxsim(query, padded)
+        lengths = torch.tensor([d.shape[0] for d in docs], device=padded.device)
+        return maxsim(query, padded, torch.arange(width, device=padded.device) < lengths.unsqueeze(1))
 
 
-def maxsim(query: Tensor, docs: Tensor) -> Tensor:
-    """Σ over query vectors of the max similarity over each document's vectors: [Lq,d] × [N,Ld,d] → [N]."""
-    return torch.einsum("qe,nde->nqd", query, docs).max(dim=-1).values.sum(dim=-1)
+def maxsim(query: Tensor, docs: Tensor, valid: Tensor | None = None) -> Tensor:
+    """Σ over query vectors of the max similarity over each document's vectors: [Lq,d] × [N,Ld,d] → [N].
+
+    ``valid`` [N,Ld] marks real document positions: batch padding must not enter the max, or a
+    document's score would depend on the other documents it is batched with.
+    """
+    similarity = torch.einsum("qe,nde->nqd", query, docs)
+    if valid is not None:
+        similarity = similarity.masked_fill(~valid.unsqueeze(1), float("-inf"))
+    return similarity.max(dim=-1).values.sum(dim=-1)
 
 
 RANKERS: dict[str, type[Ranker]] = {"monobert": MonoBERT, "twinbert": TwinBERT, "colbert": ColBERT}

@@ -33,12 +33,12 @@ def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, 
     if isinstance(ranker, BiEncoder):
         return _rerank_bi(ranker, data, qids, batch_size, desc)
     pairs = sorted(((qid, docid) for qid in qids for docid in data.candidates[qid]),
-                   key=lambda pair: (len(data.docs.get(pair[1], [])), pair))
+                   key=lambda pair: (len(data.docs[pair[1]]), pair))
     run: Run = {qid: {} for qid in qids}
     with progress(len(pairs), f"{desc} pairs") as bar:
         for batch in batches(pairs, batch_size):
             scores = ranker.score_pairs([data.queries[q] for q, _ in batch],
-                                        [data.docs.get(d, []) for _, d in batch])
+                                        [data.docs[d] for _, d in batch])
             for (qid, docid), score in zip(batch, scores.tolist()):
                 run[qid][docid] = score
             bar.update(len(batch))
@@ -48,11 +48,11 @@ def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, 
 def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size: int, desc: str) -> Run:
     # ties broken by docid: batch composition (hence padding, hence the last float bits) must not
     # depend on set order, which changes with each process's hash seed
-    docids = sorted({d for qid in qids for d in data.candidates[qid]}, key=lambda d: (len(data.docs.get(d, [])), d))
+    docids = sorted({d for qid in qids for d in data.candidates[qid]}, key=lambda d: (len(data.docs[d]), d))
     encoded = {}
     with progress(len(docids), f"{desc} documents") as bar:
         for batch in batches(docids, batch_size):
-            encoded.update(zip(batch, ranker.encode([data.docs.get(d, []) for d in batch], DOCUMENT)))
+            encoded.update(zip(batch, ranker.encode([data.docs[d] for d in batch], DOCUMENT)))
             bar.update(len(batch))
     run: Run = {}
     for batch in batches(qids, batch_size):

@@ -7,6 +7,7 @@ are reranked and scored; the weights of the best epoch are kept.
 """
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -35,7 +36,8 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")   # deterministic cuBLAS on GPUs
+    torch.use_deterministic_algorithms(True, warn_only=True)      # CUDA's index_add has no deterministic kernel
 
 
 def trainable_queries(data: RankingData, qids: list[str]) -> list[str]:

@@ -66,7 +66,7 @@ def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], t
             handle.write(f"# {line}\n")
         for qid in sorted(run):
             for rank, (docid, score) in enumerate(ranked(run[qid]), start=1):
-                handle.write(f"{qid} Q0 {docid} {rank} {score:.6f} {tag}\n")
+                handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
 def truncate_run(run: Run, depth: int) -> Run:

@@ -6,7 +6,7 @@ import sys
 import tempfile
 
 from peftir.folds import fold_ids
-from peftir.config import ConfigError, validate
+from peftir.config import ConfigError, settings_for, validate
 from peftir.runner import WORKER_ENV
 
 try:
@@ -30,7 +30,7 @@ TABLES = [
 wildcard_constraints:
     dataset="|".join(map(re.escape, DATASETS)),
     ranker="|".join(RANKERS),
-    method="|".join(METHODS),
+    method="|".join(map(re.escape, METHODS)),
     fold=r"\d+",
     seed=r"\d+",
 
@@ -38,6 +38,16 @@ wildcard_constraints:
 def folds_of(dataset):
     """Fold ids of a dataset, known from the config alone (DAG planning needs no data)."""
     return fold_ids(config["datasets"][dataset])
+
+
+# What the export and the folds depend on: a label or training override must not re-export a collection.
+EXPORT_KEYS = ("irds", "query_field", "doc_fields", "splits", "licence")
+FOLD_KEYS = ("folds", "splits")
+
+
+def dataset_subset(dataset, keys):
+    spec = config["datasets"][dataset]
+    return {key: spec[key] for key in keys if key in spec}
 
 
 def run_key(ranker, method, fold, seed):
@@ -61,7 +71,7 @@ def dataset_settings(wildcards):
 
 
 def method_settings(wildcards):
-    return config["methods"][wildcards.method]
+    return settings_for(wildcards.method, config["methods"])
 
 
 def dataset_files(wildcards):
@@ -115,6 +125,8 @@ def table_spec(wildcards):
 # runs in its own process on its own node.
 def start_warm_worker():
     if not (config["execution"]["warm_worker"] and workflow.local_exec and not workflow.remote_exec):
+        return
+    if workflow.deployment_settings.deployment_method:  # jobs must run in their conda env / container
         return
     address = os.path.join(tempfile.mkdtemp(prefix="peftir-"), "worker.sock")
     process = subprocess.Popen(

@@ -10,7 +10,7 @@ rule download:
     log:
         "results/logs/download/{dataset}.log",
     params:
-        spec=lambda wc: config["datasets"][wc.dataset],
+        spec=lambda wc: dataset_subset(wc.dataset, EXPORT_KEYS),
     threads: resources_of("download")["threads"]
     resources:
         mem_mb=resources_of("download")["mem_mb"],
@@ -30,7 +30,7 @@ rule folds:
     log:
         "results/logs/folds/{dataset}.log",
     params:
-        spec=lambda wc: config["datasets"][wc.dataset],
+        spec=lambda wc: dataset_subset(wc.dataset, FOLD_KEYS),
     threads: 1
     resources:
         mem_mb=resources_of("evaluate")["mem_mb"],

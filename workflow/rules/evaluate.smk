@@ -33,6 +33,7 @@ rule evaluate_bm25:
         "results/logs/evaluate/{dataset}/bm25/fold{fold}.log",
     params:
         metrics=EXPERIMENT["metrics"],
+        depth=config["rerank"]["depth"],
     threads: resources_of("evaluate")["threads"]
     resources:
         mem_mb=resources_of("evaluate")["mem_mb"],

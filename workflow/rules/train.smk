@@ -17,6 +17,7 @@ rule train:
         training=training_settings,
         rerank=config["rerank"],
         dataset=dataset_settings,
+        device=config["execution"]["device"],
     threads: resources_of("train")["threads"]
     resources:
         mem_mb=resources_of("train")["mem_mb"],
@@ -42,6 +43,7 @@ rule rerank:
         method=method_settings,
         training=training_settings,
         rerank=config["rerank"],
+        device=config["execution"]["device"],
     threads: resources_of("rerank")["threads"]
     resources:
         mem_mb=resources_of("rerank")["mem_mb"],
