@@ -26,3 +26,9 @@ def tiny_ranker(name: str, **overrides) -> rankers.Ranker:
 
 def ids(tokenizer, text: str) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def backbone_weights(ranker: rankers.Ranker) -> dict[str, torch.Tensor]:
+    """BERT's own weights by their original names (peft moves a wrapped layer's to ``base_layer``)."""
+    return {name.replace(".base_layer.", "."): p.detach().clone() for name, p in ranker.bert.named_parameters()
+            if "lora_" not in name}

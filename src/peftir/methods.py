@@ -16,6 +16,7 @@ from torch import nn
 
 from .prefix import KeyValuePrefixTuning, PrefixTuning, PromptTuning
 from .rankers import Ranker
+from .semi_siamese import SemiSiameseLoRA, SemiSiamesePrefixTuning
 
 ParamGroups = list[dict]
 
@@ -80,6 +81,34 @@ def concurrent_prefix_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGro
     return prefix_tuning(ranker, settings["prefix"], lr) + lora(ranker, settings["lora"], lr)
 
 
+def _bi_encoder_only(ranker: Ranker, method: str) -> None:
+    if not ranker.bi_encoder:
+        raise ValueError(f"{method} is semi-Siamese: it applies to bi-encoders (twinbert, colbert) only")
+
+
+def ss_prefix_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Frozen BERT; query and document prefixes from one shared source (Table 6 variant)."""
+    _bi_encoder_only(ranker, "ss_prefix")
+    freeze(ranker)
+    module = SemiSiamesePrefixTuning(ranker.bert, settings["length"], _bottleneck(ranker, settings),
+                                     settings["variant"], settings["common_length"])
+    ranker.role_hooks.append(module.set_role)
+    return _attach(ranker, "ss_prefix", module, lr)
+
+
+def ss_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
+    """Frozen BERT; LoRA shared on one projection, per role on the other (Table 7 variant)."""
+    _bi_encoder_only(ranker, "ss_lora")
+    freeze(ranker)
+    module = SemiSiameseLoRA(ranker.bert, lora_config(settings), settings["variant"])
+    ranker.role_hooks.append(module.set_role)
+    ranker.peft["ss_lora"] = module
+    params = [p for name, p in ranker.bert.named_parameters() if "lora_" in name]
+    for parameter in params:
+        parameter.requires_grad_(True)
+    return [{"params": params, "lr": lr["peft"]}]
+
+
 METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {
     "full": full_finetuning,
     "prompt": prompt_tuning,
@@ -87,6 +116,8 @@ METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {
     "lora": lora,
     "lora_pp": lora,               # LoRA++: the same module, with attention.output.dense among its targets
     "prefix_lora": concurrent_prefix_lora,
+    "ss_prefix": ss_prefix_tuning,
+    "ss_lora": ss_lora,
 }
 
 
