@@ -46,6 +46,11 @@ def lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     """Frozen BERT plus rank-r updates on the configured projections (query and value by default)."""
     freeze(ranker)
     inject_adapter_in_model(lora_config(settings), ranker.bert, adapter_name="default")
+    return _lora_groups(ranker, lr)
+
+
+def _lora_groups(ranker: Ranker, lr: dict) -> ParamGroups:
+    """Every LoRA matrix in the encoder, trainable at the PEFT learning rate."""
     params = [p for name, p in ranker.bert.named_parameters() if "lora_" in name]
     for parameter in params:
         parameter.requires_grad_(True)
@@ -103,10 +108,7 @@ def ss_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     module = SemiSiameseLoRA(ranker.bert, lora_config(settings), settings["variant"])
     ranker.role_hooks.append(module.set_role)
     ranker.peft["ss_lora"] = module
-    params = [p for name, p in ranker.bert.named_parameters() if "lora_" in name]
-    for parameter in params:
-        parameter.requires_grad_(True)
-    return [{"params": params, "lr": lr["peft"]}]
+    return _lora_groups(ranker, lr)
 
 
 METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {

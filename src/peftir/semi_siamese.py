@@ -8,6 +8,7 @@ named sets and activates the query or the document set before each forward.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import torch
 from peft import LoraConfig, inject_adapter_in_model
@@ -68,8 +69,7 @@ class SemiSiameseLoRA(nn.Module):
             raise ValueError(f"SS LoRA variant must be one of {', '.join(SS_LORA_VARIANTS)}, got {variant!r}")
         for projection, sharing in SS_LORA_VARIANTS[variant].items():
             for owner in (("shared",) if sharing == "shared" else ROLES):
-                adapter = LoraConfig(r=config.r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                                     target_modules=[projection], bias="none")
+                adapter = replace(config, target_modules=[projection])
                 with warnings.catch_warnings():   # several adapters in one model is the point here
                     warnings.filterwarnings("ignore", message="Already found a `peft_config`")
                     inject_adapter_in_model(adapter, bert, adapter_name=f"{projection}_{owner}")
