@@ -1,10 +1,11 @@
 # PEFT-IR Repro: end-to-end reproduction of parameter-efficient fine-tuning of neural rankers.
 #
-#   snakemake --cores all                      # the default target (results/tables/table3.tex, table4.tex)
-#   snakemake --cores all --configfile config/paper.yaml
+#   snakemake --cores all                      # the default target: results/tables/table5.tex
+#   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4)
+#   snakemake --cores all --configfile config.yaml config/paper.yaml
 #
 # DAG: download (ir_datasets) → folds → index → bm25 (Anserini) → train → rerank
-#      → evaluate (pytrec_eval) → table (t-tests, LaTeX + JSON + CSV)
+#      → evaluate (pytrec_eval) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
 
 from snakemake.utils import min_version
 
@@ -24,5 +25,15 @@ include: "workflow/rules/tables.smk"
 
 rule all:
     input:
-        expand("results/tables/{table}.tex", table=TABLES),
+        (
+            "results/tables/table5.tex"
+            if "table5" in TABLES
+            else expand("results/tables/{table}.tex", table=TABLES)
+        ),
     default_target: True
+
+
+rule all_tables:
+    input:
+        expand("results/tables/{table}.tex", table=TABLES),
+        expand("results/figures/{figure}.pdf", figure=FIGURES),

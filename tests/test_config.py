@@ -27,24 +27,52 @@ def test_shipped_configurations_are_valid():
     validate(overlay(DEFAULT, yaml.safe_load((REPO / "config/paper.yaml").read_text())), SCHEMA)
 
 
-def test_paper_configuration_plans_the_full_matrix_without_data(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
-                             str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
-                             str(REPO / "config.yaml"), str(REPO / "config/paper.yaml")],
-                            capture_output=True, text=True)
+def dry_run(workdir: Path, *args: str, configs: tuple[str, ...] = ()) -> dict[str, int]:
+    """Jobs per rule that ``snakemake -n`` plans (no data needed)."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", *args, "--cores", "1", "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile",
+                             str(REPO / "config.yaml"), *configs], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
-    counts = dict(line.split()[:2] for line in result.stdout.splitlines()
-                  if len(line.split()) == 2 and line.split()[1].isdigit())
+    return {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+
+
+def test_paper_configuration_plans_the_full_matrix_without_data(tmp_path):
+    paper = (str(REPO / "config/paper.yaml"),)
     folds = 5 + 5 + 1                       # Robust04, ClueWeb09b: 5 folds; MS MARCO: its fixed split
-    assert int(counts["train"]) == folds * 3 * 2 * 3   # × rankers × methods × seeds
-    assert int(counts["download"]) == 3 and int(counts["table"]) == 2
+    # Tables 3/4 rows (7 methods) for all 3 rankers; bi-encoders add Table 5's 4 SS methods, Table 6's
+    # and 7's 2 extra variants each; Figure 4 adds the concurrent hybrid for all 3 rankers.
+    per_seed_and_fold = 3 * 7 + 2 * (4 + 2 + 2) + 3 * 1
+    counts = dry_run(tmp_path, "all_tables", configs=paper)
+    assert counts["train"] == folds * per_seed_and_fold * 3 == 1320
+    assert counts["download"] == 3 and counts["table"] == 5 and counts["figure"] == 1
+    assert "train_first_stage" not in counts          # m = epochs: hybrids reuse the standalone runs
+    assert dry_run(tmp_path, configs=paper)["train"] == folds * 2 * (7 + 4) * 3   # default target: Table 5
+
+
+def test_a_first_stage_of_other_length_is_trained_on_its_own(tmp_path):
+    overlay = tmp_path / "m.yaml"
+    overlay.write_text("training: {sequential: {first_epochs: 1, second_epochs: 1}}\n")
+    counts = dry_run(tmp_path, configs=(str(overlay),))
+    assert counts["train_first_stage"] == 4 * 2 * 5 * 3   # 4 sequential hybrids of Tables 4-5 × 2 rankers
+    assert counts["train"] == 11 * 2 * 5 * 3
 
 
 @pytest.mark.parametrize("change, message", [
     (lambda c: c["experiment"]["rankers"].append("bert"),
      "config key experiment.rankers[3] = 'bert': allowed: monobert, twinbert, colbert"),
-    (lambda c: c["experiment"]["methods"].append("adapter"),
-     "config key experiment.methods[2] = 'adapter': allowed: full, prompt, prefix, lora, lora_pp, prefix_lora"),
+    (lambda c: c["tables"]["table3"]["methods"].append("adapter"),
+     "config key tables.table3.methods[7] = 'adapter': allowed: full, prompt, prefix, lora, lora_pp, prefix_lora"),
+    (lambda c: c["tables"]["table3"]["methods"].append("ss_lora"),
+     "config key tables.table3.methods[7] = 'ss_lora': semi-Siamese methods apply to bi-encoders only"),
+    (lambda c: c["figures"]["figure4"]["methods"].append("ss_prefix"),
+     "config key figures.figure4.methods[4] = 'ss_prefix': semi-Siamese methods apply to bi-encoders only"),
+    (lambda c: c["tables"]["table5"].pop("best_of"),
+     "config key tables.table5.best_of = None: the lft_best row needs another table, allowed: table3, table4"),
+    (lambda c: c["tables"]["table5"].update(methods=["lora", "ss_lora"]),
+     "config key tables.table5.methods = ['lora', 'ss_lora']: must include full"),
+    (lambda c: c["methods"]["prefix"].update(kind="kv"),
+     "config key methods.prefix.kind = 'kv': ss_prefix in tables.table5 needs hidden-state prefixes"),
     (lambda c: c["experiment"]["datasets"].append("trec-covid"),
      "config key experiment.datasets[1] = 'trec-covid': allowed: vaswani, robust04, clueweb09b, msmarco-doc"),
     (lambda c: c["bm25"].update(k1="high"), "config key bm25.k1 = 'high': expected type: number"),
@@ -65,8 +93,7 @@ def test_config_errors_name_the_key_and_allowed_values(change, message):
 
 def test_snakemake_stops_before_any_job_with_one_message(tmp_path):
     overlay = tmp_path / "bad.yaml"
-    overlay.write_text("experiment: {datasets: [vaswani], rankers: [monobert, splade], methods: [full],"
-                       " seeds: [1], metrics: [P@20]}\n")
+    overlay.write_text("experiment: {datasets: [vaswani], rankers: [monobert, splade], seeds: [1], metrics: [P@20]}\n")
     result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
                              str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
                              str(REPO / "config.yaml"), str(overlay)], capture_output=True, text=True)

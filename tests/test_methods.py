@@ -73,17 +73,17 @@ def test_optimizer_groups_use_table8_learning_rates():
 def test_saved_state_round_trips_and_rejects_another_method():
     trained = tiny_ranker("twinbert")
     _train_steps(trained, methods.apply(trained, "lora", LORA, LR))
-    state = methods.trainable_state(trained)
+    state = methods.learned_state(trained)
     fresh = tiny_ranker("twinbert")
     methods.apply(fresh, "lora", LORA, LR)
-    methods.load_trainable_state(fresh, state)
+    methods.load_learned_state(fresh, state)
     trained.eval(), fresh.eval()
     with torch.no_grad():
         assert torch.equal(trained.score_pairs([[2000]], [[3000]]), fresh.score_pairs([[2000]], [[3000]]))
     other = tiny_ranker("twinbert")
     methods.apply(other, "full", {}, LR)
     with pytest.raises(ValueError, match="do not match"):
-        methods.load_trainable_state(other, state)
+        methods.load_learned_state(other, state)
 
 
 def test_unknown_method_is_rejected():

@@ -163,6 +163,32 @@ def test_disagreeing_parameter_counts_are_rejected(setup) -> None:
         make(changed, reference)
 
 
+def test_lft_best_row_takes_the_best_candidate_per_column_and_is_tested(setup) -> None:
+    """Table 5's "LFT (best)": monoBERT's best is LoRA on Robust04 and prefix on ClueWeb09b;
+    ColBERT's candidates all trail full FT, so its best is the least bad per column."""
+    records, reference = setup
+    groups = [Group(g.label, [g.rows[0], Row(g.rows[0].ranker, "lft_best", "LFT (best)", ("lora", "prefix"))])
+              for g in GROUPS]
+    table = build_table("t5", "Best of.", groups, DATASETS, METRICS, records, reference)
+    for g, group in enumerate(groups):
+        ranker = group.rows[0].ranker
+        row = table["groups"][g]["rows"][1]
+        assert row["trainable_parameters"] == PARAMS["lora"] and row["printed_parameters"] == "≤ 0.6M"
+        for got in row["cells"]:
+            dataset, metric = got["dataset"], got["metric"]
+            values = {m: mean(score(ranker, m, dataset, f, s, metric) for f in FOLDS for s in SEEDS)
+                      for m in ("lora", "prefix")}
+            best = max(values, key=values.get)
+            assert got["method"] == best and got["value"] == pytest.approx(values[best])
+            assert got["candidates"] == pytest.approx(values)
+            mine = list(per_seed_expected(ranker, best, dataset, metric).values())
+            base = list(per_seed_expected(ranker, "full", dataset, metric).values())
+            assert got["p_value"] == pytest.approx(ttest_ind(mine, base, alternative="greater").pvalue)
+    assert [c["method"] for c in table["groups"][0]["rows"][1]["cells"]] == ["lora", "lora", "prefix", "prefix"]
+    assert [c["method"] for c in table["groups"][1]["rows"][1]["cells"]] == ["lora", "lora", "prefix", "prefix"]
+    assert r"$\le$ 0.6M" in render_latex(table)
+
+
 @pytest.mark.parametrize("n, text", [(7_680, "8K"), (92_160, "0.1M"), (589_824, "0.6M"),
                                      (884_736, "0.9M"), (980_000, "1M"), (49_499, "49K"),
                                      (50_000, "0.1M"), (9_960_000, "10M"), (15_400_000, "15M"),
@@ -198,3 +224,25 @@ def test_write_table_outputs_agree(setup, tmp_path) -> None:
                 and r["metric"] == "P@20" and r["group"] == "monoBERT (cross)")
     assert lora["stars"] == "**" and lora["n_runs"] == "6"
     assert lora["trainable_parameters"] == str(PARAMS["lora"])
+
+
+def test_figure_bars_are_the_table_means_and_files_are_reproducible(setup, tmp_path) -> None:
+    from peftir.figures import build_figure, write_figure
+
+    records, reference = setup
+    figure = build_figure("figure4", "Bars.", GROUPS, DATASETS, "nDCG@20", records)
+    table = make(records, reference)
+    assert len(figure["panels"]) == len(GROUPS) * len(DATASETS)
+    for panel in figure["panels"]:
+        g = next(i for i, group in enumerate(GROUPS) if group.label == panel["group"])
+        assert [bar["method"] for bar in panel["bars"]] == ["full", "lora", "prefix"]
+        for bar in panel["bars"]:
+            expected = cell(table, g, bar["method"], panel["dataset"], "nDCG@20")
+            assert bar["value"] == expected["value"] and bar["per_seed"] == expected["per_seed"]
+    outputs = []
+    for attempt in ("a", "b"):
+        paths = [tmp_path / f"{attempt}.{ext}" for ext in ("pdf", "png", "json")]
+        write_figure(figure, *paths)
+        outputs.append([path.read_bytes() for path in paths])
+    assert outputs[0][0].startswith(b"%PDF") and outputs[0][1].startswith(b"\x89PNG")
+    assert outputs[0] == outputs[1]                      # no timestamps: reruns give the same bytes

@@ -47,7 +47,7 @@ def test_training_keeps_the_best_validation_epoch():
     states = []
 
     def validate(model):
-        states.append(methods.trainable_state(model))
+        states.append(methods.learned_state(model))
         return next(scores)
 
     settings = {"epochs": 3, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1}

@@ -11,6 +11,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .catalogue import BEST_OF, CATALOGUE
+
 
 class ConfigError(ValueError):
     """A configuration problem, stated as one line: key, value, what is allowed."""
@@ -62,21 +64,40 @@ def validate(config: dict, schema_path: str | Path) -> None:
         if name not in config["datasets"]:
             raise ConfigError(f"config key experiment.datasets[{index}] = {name!r}: "
                               f"allowed: {', '.join(config['datasets'])} (the keys of `datasets`)")
-    for table, spec in config["tables"].items():
-        for index, ranker in enumerate(spec["rankers"]):
-            if ranker not in config["labels"]["rankers"]:
-                raise ConfigError(f"config key labels.rankers: no label for {ranker!r} used in tables.{table}")
-    for method in config["experiment"]["methods"]:
-        if method not in config["labels"]["methods"]:
-            raise ConfigError(f"config key labels.methods: no label for method {method!r}")
+    for kind in ("tables", "figures"):
+        for name, spec in config[kind].items():
+            _check_layout(config, kind, name, spec)
+    if config["methods"]["ss_prefix"]["common_length"] >= config["methods"]["prefix"]["length"]:
+        raise ConfigError("config key methods.ss_prefix.common_length: must be below methods.prefix.length "
+                          "(the concat variant keeps the rest of the positions common)")
 
 
-# Methods built from others take those methods' settings (one place to change a LoRA rank).
-COMPONENTS: dict[str, tuple[str, ...]] = {"prefix_lora": ("prefix", "lora")}
+def _check_layout(config: dict, kind: str, name: str, spec: dict) -> None:
+    """A table's or figure's rows must be labelled, buildable for its rankers and, for lft_best, resolvable."""
+    key = f"{kind}.{name}"
+    for ranker in spec["rankers"]:
+        if ranker not in config["labels"]["rankers"]:
+            raise ConfigError(f"config key labels.rankers: no label for {ranker!r} used in {key}")
+    labels = {**config["labels"]["methods"], **spec.get("labels", {})}
+    for index, method in enumerate(spec["methods"]):
+        if method not in labels:
+            raise ConfigError(f"config key labels.methods: no label for {method!r} used in {key}")
+        if method == BEST_OF:
+            _check_best_of(config, key, spec)
+            continue
+        if CATALOGUE[method].bi_encoder_only and "monobert" in spec["rankers"]:
+            raise ConfigError(f"config key {key}.methods[{index}] = {method!r}: semi-Siamese methods apply to "
+                              f"bi-encoders only; remove monobert from {key}.rankers or the method")
+        if CATALOGUE[method].builder == "ss_prefix" and config["methods"]["prefix"]["kind"] != "hidden":
+            raise ConfigError(f"config key methods.prefix.kind = {config['methods']['prefix']['kind']!r}: "
+                              f"{method} in {key} needs hidden-state prefixes (allowed: hidden)")
 
 
-def settings_for(method: str, configured: dict) -> dict:
-    """The settings a method's jobs get: its own entry, or its components' entries."""
-    if method in COMPONENTS:
-        return {part: configured[part] for part in COMPONENTS[method]}
-    return configured[method]
+def _check_best_of(config: dict, key: str, spec: dict) -> None:
+    source = spec.get("best_of")
+    if source not in config["tables"] or source == key.split(".")[1]:
+        raise ConfigError(f"config key {key}.best_of = {source!r}: the lft_best row needs another table, "
+                          f"allowed: {', '.join(t for t in config['tables'] if t != key.split('.')[1])}")
+    missing = [r for r in spec["rankers"] if r not in config["tables"][source]["rankers"]]
+    if missing:
+        raise ConfigError(f"config key {key}.best_of = {source!r}: tables.{source} has no rows for {missing}")

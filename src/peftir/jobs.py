@@ -58,8 +58,13 @@ def _ranker(job: Job) -> tuple[rankers.Ranker, methods.ParamGroups, object]:
     torch.set_num_threads(job.threads)
     loaded = backbone.load(job.params["backbone"]["name"], job.params["backbone"]["layers"])
     ranker = rankers.build(job.wildcards["ranker"], loaded.model, loaded.tokenizer, job.params["ranker"])
-    groups = methods.apply(ranker, job.wildcards["method"], job.params["method"], job.params["training"]["lr"])
+    method = job.params["method"]
+    groups = methods.apply(ranker, method["name"], method["settings"], job.params["training"]["lr"])
     return ranker.to(device(job.params["device"])), groups, loaded.tokenizer
+
+
+def _saved_state(path: str, ranker: rankers.Ranker) -> dict:
+    return torch.load(path, map_location=ranker.device)
 
 
 def _data(job: Job, tokenizer, qids: list[str], depth: int) -> ranking_data.RankingData:
@@ -69,11 +74,20 @@ def _data(job: Job, tokenizer, qids: list[str], depth: int) -> ranking_data.Rank
 
 
 def train(job: Job) -> None:
-    """Train one (dataset, ranker, method, fold, seed); keep the best-validation epoch's weights."""
+    """Train one (dataset, ranker, method, fold, seed); keep the best-validation epoch's weights.
+
+    A sequential hybrid's job starts from its first stage's kept weights (input ``first_stage``),
+    which stay frozen while the second stage trains for ``training.epochs`` (n) epochs.
+    """
     start = time.time()
     seed = int(job.wildcards["seed"])
     seed_everything(seed)
     ranker, groups, tokenizer = _ranker(job)
+    first_stage = {}
+    if "first_stage" in job.input:
+        saved = _saved_state(job.input["first_stage"], ranker)
+        methods.load_first_stage(ranker, saved["state"])
+        first_stage = {"first_stage": {"weights": job.input["first_stage"], "best_epoch": saved["epoch"]}}
     split = _fold(job)
     training, reranking = job.params["training"], job.params["rerank"]
     train_data = _data(job, tokenizer, split["train"], training["train_depth"])
@@ -89,7 +103,7 @@ def train(job: Job) -> None:
     with trec.atomic_write(job.output["weights"], "wb") as handle:
         torch.save({"state": result.best_state, "epoch": result.best_epoch}, handle)
     summary = {"dataset": job.wildcards["dataset"], "ranker": job.wildcards["ranker"],
-               "method": job.wildcards["method"], "fold": job.wildcards["fold"], "seed": seed,
+               "method": job.params["method"]["name"], "fold": job.wildcards["fold"], "seed": seed, **first_stage,
                "trainable_parameters": methods.count_trainable(ranker), "validation_metric": metric,
                "best_epoch": result.best_epoch, "best_validation": result.best_score,
                "epochs": result.history, "seconds": time.time() - start}
@@ -101,7 +115,7 @@ def rerank_test(job: Job) -> None:
     """Rerank the test fold's BM25 candidates with the kept weights."""
     seed_everything(int(job.wildcards["seed"]))
     ranker, _, tokenizer = _ranker(job)
-    methods.load_trainable_state(ranker, torch.load(job.input["weights"], map_location=ranker.device)["state"])
+    methods.load_learned_state(ranker, _saved_state(job.input["weights"], ranker)["state"])
     test = _fold(job)["test"]
     depth = job.params["rerank"]["depth"]
     run = rerank(ranker, _data(job, tokenizer, test, depth), test, job.params["rerank"]["batch_size"], desc="test")
@@ -121,9 +135,7 @@ def evaluate(job: Job) -> None:
                              extra={"run": job.input["run"], "qrels": job.input["qrels"], **job.wildcards})
 
 
-def table(job: Job) -> None:
-    """Render one result table (LaTeX + JSON + CSV) from the runs' metrics and summaries."""
-    spec = job.params["table"]
+def _records(job: Job) -> list[tables.RunRecord]:
     records = []
     for metrics_file, summary_file in zip(job.input["metrics"], job.input["summaries"]):
         summary = json.loads(Path(summary_file).read_text())
@@ -131,11 +143,31 @@ def table(job: Job) -> None:
                                         method=summary["method"], fold=summary["fold"], seed=summary["seed"],
                                         metrics_file=metrics_file,
                                         trainable_parameters=summary["trainable_parameters"]))
+    return records
+
+
+def _groups(spec: dict) -> list[tables.Group]:
+    return [tables.Group(label=g["label"], rows=[tables.Row(ranker=g["ranker"], method=r["method"], label=r["label"],
+                                                            candidates=tuple(r["candidates"])) for r in g["rows"]])
+            for g in spec["groups"]]
+
+
+def table(job: Job) -> None:
+    """Render one result table (LaTeX + JSON + CSV) from the runs' metrics and summaries."""
+    spec = job.params["table"]
     reference = {"BM25": {}}
     for metrics_file in job.input["reference"]:
         reference["BM25"].setdefault(json.loads(Path(metrics_file).read_text())["dataset"], []).append(metrics_file)
-    groups = [tables.Group(label=g["label"], rows=[tables.Row(ranker=g["ranker"], method=m, label=label)
-                                                   for m, label in g["methods"]]) for g in spec["groups"]]
-    built = tables.build_table(spec["name"], spec["caption"], groups, [tuple(d) for d in spec["datasets"]],
-                               spec["metrics"], records, reference)
+    built = tables.build_table(spec["name"], spec["caption"], _groups(spec), [tuple(d) for d in spec["datasets"]],
+                               spec["metrics"], _records(job), reference)
     tables.write_table(built, job.output["tex"], job.output["json"], job.output["csv"])
+
+
+def figure(job: Job) -> None:
+    """Draw one figure (PDF + PNG + JSON) from the runs' metrics and summaries."""
+    from . import figures   # matplotlib: only figure jobs pay for it
+
+    spec = job.params["figure"]
+    built = figures.build_figure(spec["name"], spec["caption"], _groups(spec), [tuple(d) for d in spec["datasets"]],
+                                 spec["metrics"][0], _records(job))
+    figures.write_figure(built, job.output["pdf"], job.output["png"], job.output["json"])

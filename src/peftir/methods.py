@@ -14,6 +14,7 @@ import torch
 from peft import LoraConfig, inject_adapter_in_model
 from torch import nn
 
+from . import catalogue
 from .prefix import KeyValuePrefixTuning, PrefixTuning, PromptTuning
 from .rankers import Ranker
 from .semi_siamese import SemiSiameseLoRA, SemiSiamesePrefixTuning
@@ -46,12 +47,13 @@ def lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     """Frozen BERT plus rank-r updates on the configured projections (query and value by default)."""
     freeze(ranker)
     inject_adapter_in_model(lora_config(settings), ranker.bert, adapter_name="default")
-    return _lora_groups(ranker, lr)
+    return _lora_groups(ranker, ["default"], lr)
 
 
-def _lora_groups(ranker: Ranker, lr: dict) -> ParamGroups:
-    """Every LoRA matrix in the encoder, trainable at the PEFT learning rate."""
-    params = [p for name, p in ranker.bert.named_parameters() if "lora_" in name]
+def _lora_groups(ranker: Ranker, adapters: list[str], lr: dict) -> ParamGroups:
+    """The named adapters' LoRA matrices, trainable at the PEFT learning rate (an earlier stage's stay frozen)."""
+    params = [p for name, p in ranker.bert.named_parameters()
+              if any(f".lora_A.{a}." in name or f".lora_B.{a}." in name for a in adapters)]
     for parameter in params:
         parameter.requires_grad_(True)
     return [{"params": params, "lr": lr["peft"]}]
@@ -81,19 +83,10 @@ def prefix_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     return _attach(ranker, "prefix", kind(ranker.bert, settings["length"], _bottleneck(ranker, settings)), lr)
 
 
-def concurrent_prefix_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
-    """Prefix-tuning and LoRA trained together (paper Figure 4's "concurrent" hybrid)."""
-    return prefix_tuning(ranker, settings["prefix"], lr) + lora(ranker, settings["lora"], lr)
-
-
-def _bi_encoder_only(ranker: Ranker, method: str) -> None:
-    if not ranker.bi_encoder:
-        raise ValueError(f"{method} is semi-Siamese: it applies to bi-encoders (twinbert, colbert) only")
-
-
 def ss_prefix_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     """Frozen BERT; query and document prefixes from one shared source (Table 6 variant)."""
-    _bi_encoder_only(ranker, "ss_prefix")
+    if settings["kind"] != "hidden":
+        raise ValueError("semi-Siamese prefix-tuning is defined on hidden-state prefixes (methods.prefix.kind: hidden)")
     freeze(ranker)
     module = SemiSiamesePrefixTuning(ranker.bert, settings["length"], _bottleneck(ranker, settings),
                                      settings["variant"], settings["common_length"])
@@ -103,52 +96,83 @@ def ss_prefix_tuning(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
 
 def ss_lora(ranker: Ranker, settings: dict, lr: dict) -> ParamGroups:
     """Frozen BERT; LoRA shared on one projection, per role on the other (Table 7 variant)."""
-    _bi_encoder_only(ranker, "ss_lora")
     freeze(ranker)
     module = SemiSiameseLoRA(ranker.bert, lora_config(settings), settings["variant"])
     ranker.role_hooks.append(module.set_role)
     ranker.peft["ss_lora"] = module
-    return _lora_groups(ranker, lr)
+    return _lora_groups(ranker, module.adapters, lr)
 
 
-METHODS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {
+BUILDERS: dict[str, Callable[[Ranker, dict, dict], ParamGroups]] = {
     "full": full_finetuning,
     "prompt": prompt_tuning,
     "prefix": prefix_tuning,
     "lora": lora,
-    "lora_pp": lora,               # LoRA++: the same module, with attention.output.dense among its targets
-    "prefix_lora": concurrent_prefix_lora,
     "ss_prefix": ss_prefix_tuning,
     "ss_lora": ss_lora,
 }
 
 
+def _build(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
+    """Attach ``method``'s modules; composites attach their parts (a sequential one freezes its first)."""
+    entry = catalogue.spec(method)
+    if entry.bi_encoder_only and not ranker.bi_encoder:
+        raise ValueError(f"{method} is semi-Siamese: it applies to bi-encoders (twinbert, colbert) only")
+    if not entry.parts:
+        return BUILDERS[entry.builder](ranker, settings, lr)
+    first, second = entry.parts
+    groups = _build(ranker, first, settings[first], lr)
+    if entry.sequential:   # the first stage is loaded from its own run and frozen (load_first_stage)
+        for parameter in learned_state(ranker, tensors=False).values():
+            parameter.requires_grad_(False)
+        groups = []
+    return groups + _build(ranker, second, settings[second], lr)
+
+
 def apply(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
-    """Prepare ``ranker`` for ``method`` (with that method's ``settings``); Adam groups include the head's."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
-    groups = METHODS[method](ranker, settings, lr)
+    """Prepare ``ranker`` for ``method`` (with ``catalogue.settings_for`` settings); Adam groups include the head's."""
+    groups = _build(ranker, method, settings, lr)
     for parameter in ranker.head_parameters():
         parameter.requires_grad_(True)
     return groups + [{"params": ranker.head_parameters(), "lr": lr["ranker"]}]
 
 
-def trainable_state(ranker: Ranker) -> dict[str, torch.Tensor]:
-    """The parameters a run learns (method modules + head): all that must be saved to rebuild it."""
-    return {name: p.detach().clone() for name, p in ranker.named_parameters() if p.requires_grad}
+def _learned(name: str, parameter: nn.Parameter) -> bool:
+    return parameter.requires_grad or name.startswith("peft.") or ".lora_" in name
 
 
-def load_trainable_state(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
-    """Load saved weights; every trainable parameter must be in ``state`` and nothing else."""
-    expected = {name for name, p in ranker.named_parameters() if p.requires_grad}
-    if set(state) != expected:
-        missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+def learned_state(ranker: Ranker, tensors: bool = True) -> dict:
+    """What a run adds to or changes in the pretrained model: the method's modules (trained now or
+    frozen from a first stage) and the head. All that must be saved to rebuild the run."""
+    return {name: p.detach().clone() if tensors else p for name, p in ranker.named_parameters() if _learned(name, p)}
+
+
+def _check_names(state: dict, expected: set[str]) -> None:
+    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+    if missing or unexpected:
         raise ValueError(f"saved weights do not match the method: missing {missing[:5]}, unexpected {unexpected[:5]}")
+
+
+def load_learned_state(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
+    """Load a run's saved weights; every learned parameter must be in ``state`` and nothing else."""
+    _check_names(state, set(learned_state(ranker, tensors=False)))
+    ranker.load_state_dict(state, strict=False)
+
+
+def load_first_stage(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
+    """Start a sequential hybrid from its first stage's kept weights (frozen modules and head).
+
+    The state must cover every frozen learned parameter and may add only the head, which goes on
+    training; the second stage's own modules start fresh.
+    """
+    learned = learned_state(ranker, tensors=False)
+    second = {name for name, p in learned.items() if p.requires_grad and name.startswith(("bert.", "peft."))}
+    _check_names(state, set(learned) - second)
     ranker.load_state_dict(state, strict=False)
 
 
 def count_trainable(ranker: Ranker) -> int:
-    """Parameters that remain after training (paper convention): trainable encoder weights plus the
-    generated prompts/prefixes, not their reparametrisation MLPs; the ranker head is not counted."""
-    encoder = sum(p.numel() for p in ranker.bert.parameters() if p.requires_grad)
+    """Parameters that remain after training (paper convention): learned encoder weights (all stages) plus
+    the generated prompts/prefixes, not their reparametrisation MLPs; the ranker head is not counted."""
+    encoder = sum(p.numel() for name, p in learned_state(ranker, tensors=False).items() if name.startswith("bert."))
     return encoder + sum(module.generated_parameters for module in ranker.peft.values())

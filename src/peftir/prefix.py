@@ -47,13 +47,15 @@ def _extend_mask(mask: Tensor | None, length: int) -> Tensor | None:
 
 
 class PrefixTuning(nn.Module):
-    """Per-layer hidden-state prefixes; ``prefixes(layer)`` may be overridden (semi-Siamese variants)."""
+    """Per-layer hidden-state prefixes; ``prefixes(layer)`` may be overridden (semi-Siamese variants),
+    and ``common_sets`` lets such a variant build fewer (or no) common per-layer MLPs."""
 
-    def __init__(self, bert: BertModel, length: int, bottleneck: int) -> None:
+    def __init__(self, bert: BertModel, length: int, bottleneck: int, common_sets: int | None = None) -> None:
         super().__init__()
         config = bert.config
         self.length = length
-        self.source = PrefixSource(length, config.hidden_size, bottleneck, config.num_hidden_layers)
+        sets = config.num_hidden_layers if common_sets is None else common_sets
+        self.source = PrefixSource(length, config.hidden_size, bottleneck, sets)
         self.generated_parameters = length * config.hidden_size * config.num_hidden_layers
         for index, layer in enumerate(bert.encoder.layer):
             layer.attention.self.register_forward_pre_hook(self._prepend(index), with_kwargs=True)

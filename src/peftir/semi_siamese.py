@@ -31,14 +31,13 @@ class SemiSiamesePrefixTuning(PrefixTuning):
     """
 
     def __init__(self, bert: BertModel, length: int, bottleneck: int, variant: str, common: int) -> None:
-        super().__init__(bert, length, bottleneck)
         if variant not in ("average", "concat", "none"):
             raise ValueError(f"SS prefix variant must be average, concat or none, got {variant!r}")
-        self.variant, self.common, self.role = variant, common, QUERY
         layers, hidden = bert.config.num_hidden_layers, bert.config.hidden_size
+        # "none" has no common prefixes: only the shared source, no common per-layer MLPs
+        super().__init__(bert, length, bottleneck, common_sets=0 if variant == "none" else layers)
+        self.variant, self.common, self.role = variant, common, QUERY
         self.specific = nn.ModuleDict({role: PrefixSource(length, hidden, bottleneck, layers).mlps for role in ROLES})
-        if variant == "none":
-            self.source.mlps = nn.ModuleList()      # no common prefixes: only the shared source remains
         self.generated_parameters = len(ROLES) * length * hidden * layers   # a query and a document set
 
     def set_role(self, role: str) -> None:
@@ -65,14 +64,16 @@ class SemiSiameseLoRA(nn.Module):
 
     def __init__(self, bert: BertModel, config: LoraConfig, variant: str) -> None:
         super().__init__()
+        self.adapters: list[str] = []
         if variant not in SS_LORA_VARIANTS:
             raise ValueError(f"SS LoRA variant must be one of {', '.join(SS_LORA_VARIANTS)}, got {variant!r}")
         for projection, sharing in SS_LORA_VARIANTS[variant].items():
             for owner in (("shared",) if sharing == "shared" else ROLES):
-                adapter = replace(config, target_modules=[projection])
+                self.adapters.append(f"{projection}_{owner}")
                 with warnings.catch_warnings():   # several adapters in one model is the point here
                     warnings.filterwarnings("ignore", message="Already found a `peft_config`")
-                    inject_adapter_in_model(adapter, bert, adapter_name=f"{projection}_{owner}")
+                    inject_adapter_in_model(replace(config, target_modules=[projection]), bert,
+                                            adapter_name=self.adapters[-1])
         self.layers = [m for m in bert.modules() if isinstance(m, LoraLayer)]
         self.generated_parameters = 0          # the adapters are BERT parameters, counted there
         self.set_role(QUERY)

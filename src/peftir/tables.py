@@ -1,4 +1,4 @@
-"""The paper's result tables (Tables 3-5) and their machine-readable twins.
+"""The paper's result tables (Tables 3-7) and their machine-readable twins.
 
 ``build_table`` does all the arithmetic and returns a JSON-ready dict; the
 LaTeX and CSV writers only format that dict, so the three outputs cannot
@@ -20,7 +20,7 @@ from .stats import improvement, stars, ttest_greater
 from .trec import atomic_write
 
 P_NOTE = r"$^{*}p \le 0.05$, $^{**}p \le 0.01$ (1-tailed)"
-CSV_FIELDS = ["group", "label", "method", "trainable_parameters", "dataset", "metric",
+CSV_FIELDS = ["group", "label", "method", "trainable_parameters", "dataset", "metric", "cell_method",
               "value", "printed", "stars", "p_value", "n_runs"]
 
 
@@ -39,9 +39,13 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class Row:
+    """A method's row; with ``candidates``, a best-of row (Table 5's "LFT (best)"): per column, the
+    candidate method with the highest mean, tested against the baseline like any other row."""
+
     ranker: str
     method: str
     label: str
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ def _cell(runs: list[RunRecord], dataset: str, metric: str, files: _MetricFiles)
         by_seed[run.seed].append(value)
     mean = fmean(values)
     return {
-        "dataset": dataset, "metric": metric, "value": mean, "printed": _printed(mean),
+        "dataset": dataset, "metric": metric, "method": runs[0].method, "value": mean, "printed": _printed(mean),
         "stars": "", "p_value": None,
         "per_seed": {str(seed): fmean(v) for seed, v in sorted(by_seed.items())},
         "runs": [{"fold": r.fold, "seed": r.seed, "metrics_file": r.metrics_file, "value": v}
@@ -159,10 +163,9 @@ def _improvement_row(rows: list[dict], base_at: int) -> list[dict]:
     """Best non-baseline row per column vs the baseline; ties go to the earlier row."""
     entries = []
     for column, base in enumerate(rows[base_at]["cells"]):
-        others = [row for i, row in enumerate(rows) if i != base_at]
-        best = max(others, key=lambda row: row["cells"][column]["value"], default=None)
-        percent = None if best is None else improvement(best["cells"][column]["value"],
-                                                        base["value"])
+        others = [row["cells"][column] for i, row in enumerate(rows) if i != base_at]
+        best = max(others, key=lambda cell: cell["value"], default=None)
+        percent = None if best is None else improvement(best["value"], base["value"])
         entries.append({
             "dataset": base["dataset"], "metric": base["metric"],
             "best_method": None if best is None else best["method"],
@@ -171,17 +174,32 @@ def _improvement_row(rows: list[dict], base_at: int) -> list[dict]:
     return entries
 
 
+def _best_cell(row: Row, index: dict, dataset: str, metric: str, files: _MetricFiles) -> dict:
+    """The candidate with the highest mean in this column (ties: the earlier candidate)."""
+    cells = [_cell(_row_runs(index, dataset, Row(row.ranker, method, method)), dataset, metric, files)
+             for method in row.candidates]
+    best = max(cells, key=lambda cell: cell["value"])
+    return {**best, "candidates": {cell["method"]: cell["value"] for cell in cells}}
+
+
+def _row(row: Row, columns: list[tuple[str, str]], index: dict, files: _MetricFiles) -> dict:
+    datasets = sorted({d for d, _ in columns})
+    if row.candidates:   # the paper prints "≤ 0.9M": at most the largest candidate's count
+        cells = [_best_cell(row, index, d, m, files) for d, m in columns]
+        params = max(_row_parameters(index, datasets, Row(row.ranker, m, m)) for m in row.candidates)
+        printed = "≤ " + format_count(params)
+    else:
+        cells = [_cell(_row_runs(index, d, row), d, m, files) for d, m in columns]
+        params = _row_parameters(index, datasets, row)
+        printed = format_count(params)
+    return {"ranker": row.ranker, "method": row.method, "label": row.label, "trainable_parameters": params,
+            "printed_parameters": printed, "cells": cells}
+
+
 def _group(group: Group, columns: list[tuple[str, str]], index: dict, files: _MetricFiles,
            baseline_method: str) -> dict:
     base_at = _baseline_index(group, baseline_method)
-    datasets = sorted({d for d, _ in columns})
-    rows = []
-    for row in group.rows:
-        cells = [_cell(_row_runs(index, d, row), d, m, files) for d, m in columns]
-        params = _row_parameters(index, datasets, row)
-        rows.append({"ranker": row.ranker, "method": row.method, "label": row.label,
-                     "trainable_parameters": params, "printed_parameters": format_count(params),
-                     "cells": cells})
+    rows = [_row(row, columns, index, files) for row in group.rows]
     for i, row in enumerate(rows):
         if i != base_at:
             for cell, base in zip(row["cells"], rows[base_at]["cells"]):
@@ -224,6 +242,13 @@ def build_table(name: str, caption: str, groups: list[Group], datasets: list[tup
     }
 
 
+def cells_by_row(records: list[RunRecord], rows: list[Row], columns: list[tuple[str, str]]) -> list[list[dict]]:
+    """Each row's cells (mean, per-seed means, runs) for ``columns`` of (dataset, metric), untested:
+    what a figure plots."""
+    index, files = _index(records), _MetricFiles()
+    return [[_cell(_row_runs(index, d, row), d, m, files) for d, m in columns] for row in rows]
+
+
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                    "^": r"\textasciicircum{}", "→": r"$\rightarrow$", "≤": r"$\le$"}
@@ -262,7 +287,7 @@ def _latex_group(group: dict) -> list[str]:
     lines = []
     for i, row in enumerate(group["rows"]):
         model = rf"\multirow{{{height}}}{{*}}{{{latex_escape(group['label'])}}}" if i == 0 else ""
-        lines.append(_latex_line(model, latex_escape(row["label"]), row["printed_parameters"],
+        lines.append(_latex_line(model, latex_escape(row["label"]), latex_escape(row["printed_parameters"]),
                                  [_latex_value(c) for c in row["cells"]]))
     lines.append(_latex_line("", r"Improvement (\%)", "-",
                              [latex_escape(e["printed"]) for e in group["improvement"]]))
@@ -314,7 +339,8 @@ def _csv_rows(table: dict) -> list[dict]:
 
 
 def _csv_cell(cell: dict) -> dict:
-    return {"dataset": cell["dataset"], "metric": cell["metric"], "value": cell["value"],
+    return {"dataset": cell["dataset"], "metric": cell["metric"], "cell_method": cell.get("method", ""),
+            "value": cell["value"],
             "printed": cell["printed"], "stars": cell["stars"],
             "p_value": "" if cell["p_value"] is None else cell["p_value"],
             "n_runs": len(cell["runs"])}

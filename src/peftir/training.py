@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from .data import RankingData
-from .methods import ParamGroups, trainable_state
+from .methods import ParamGroups, learned_state
 from .rankers import Ranker
 from .rerank import batches, progress
 
@@ -99,7 +99,7 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, train_qids: li
     qids = trainable_queries(data, train_qids)
     if not qids:
         raise ValueError("no training query has both a relevant and a non-relevant BM25 candidate")
-    result = TrainResult(best_state=trainable_state(ranker), best_epoch=0, best_score=float("-inf"))
+    result = TrainResult(best_state=learned_state(ranker), best_epoch=0, best_score=float("-inf"))
     for epoch in range(1, settings["epochs"] + 1):
         start = time.time()
         triples = sample_triples(rng, data, qids, settings["pairs_per_epoch"])
@@ -108,5 +108,5 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, train_qids: li
         result.history.append({"epoch": epoch, "loss": loss, "validation": score, "seconds": time.time() - start})
         print(f"epoch {epoch}: loss {loss:.4f} validation {score:.4f}", file=sys.stderr, flush=True)
         if score > result.best_score:
-            result.best_state, result.best_epoch, result.best_score = trainable_state(ranker), epoch, score
+            result.best_state, result.best_epoch, result.best_score = learned_state(ranker), epoch, score
     return result
