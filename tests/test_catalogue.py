@@ -76,7 +76,7 @@ def _components(ranker):
     """Learned encoder parameters grouped by module (layer indices and A/B merged): peft.prefix.source,
     bert...value.lora.value_document, ..."""
     groups = {}
-    for name, parameter in methods.learned_state(ranker, tensors=False).items():
+    for name, parameter in methods.learned_parameters(ranker).items():
         if name.startswith(("bert.", "peft.")):
             key = re.sub(r"\.\d+(?=\.|$)", "", name.rsplit(".", 1)[0] if "lora_" in name or "mlps" in name
                          or "specific" in name else name)

@@ -120,3 +120,11 @@ def test_colbert_batch_padding_never_enters_the_max():
     batched = ranker.score_encoded(query, [short, long])
     assert alone.item() == pytest.approx(-1.0)
     assert batched[0].item() == pytest.approx(-1.0) and batched[1].item() == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("max_doc_len, kept", [(5, 5), (100, 24 - 3)])
+def test_colbert_documents_stop_at_the_document_or_sequence_limit(max_doc_len, kept):
+    ranker = tiny_ranker("colbert", max_doc_len=max_doc_len).eval()
+    with torch.no_grad():
+        (encoded,) = ranker.encode([list(range(3000, 3050))], rankers.DOCUMENT)
+    assert encoded.shape[0] == 1 + 1 + kept + 1          # [CLS] [D] words [SEP]

@@ -123,7 +123,7 @@ def _build(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups
     first, second = entry.parts
     groups = _build(ranker, first, settings[first], lr)
     if entry.sequential:   # the first stage is loaded from its own run and frozen (load_first_stage)
-        for parameter in learned_state(ranker, tensors=False).values():
+        for parameter in learned_parameters(ranker).values():
             parameter.requires_grad_(False)
         groups = []
     return groups + _build(ranker, second, settings[second], lr)
@@ -137,14 +137,16 @@ def apply(ranker: Ranker, method: str, settings: dict, lr: dict) -> ParamGroups:
     return groups + [{"params": ranker.head_parameters(), "lr": lr["ranker"]}]
 
 
-def _learned(name: str, parameter: nn.Parameter) -> bool:
-    return parameter.requires_grad or name.startswith("peft.") or ".lora_" in name
-
-
-def learned_state(ranker: Ranker, tensors: bool = True) -> dict:
+def learned_parameters(ranker: Ranker) -> dict[str, nn.Parameter]:
     """What a run adds to or changes in the pretrained model: the method's modules (trained now or
     frozen from a first stage) and the head. All that must be saved to rebuild the run."""
-    return {name: p.detach().clone() if tensors else p for name, p in ranker.named_parameters() if _learned(name, p)}
+    return {name: p for name, p in ranker.named_parameters()
+            if p.requires_grad or name.startswith("peft.") or ".lora_" in name}
+
+
+def learned_state(ranker: Ranker) -> dict[str, torch.Tensor]:
+    """A copy of the learned parameters (what a run's weights file holds)."""
+    return {name: p.detach().clone() for name, p in learned_parameters(ranker).items()}
 
 
 def _check_names(state: dict, expected: set[str]) -> None:
@@ -155,7 +157,7 @@ def _check_names(state: dict, expected: set[str]) -> None:
 
 def load_learned_state(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
     """Load a run's saved weights; every learned parameter must be in ``state`` and nothing else."""
-    _check_names(state, set(learned_state(ranker, tensors=False)))
+    _check_names(state, set(learned_parameters(ranker)))
     ranker.load_state_dict(state, strict=False)
 
 
@@ -165,7 +167,7 @@ def load_first_stage(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
     The state must cover every frozen learned parameter and may add only the head, which goes on
     training; the second stage's own modules start fresh.
     """
-    learned = learned_state(ranker, tensors=False)
+    learned = learned_parameters(ranker)
     second = {name for name, p in learned.items() if p.requires_grad and name.startswith(("bert.", "peft."))}
     _check_names(state, set(learned) - second)
     ranker.load_state_dict(state, strict=False)
@@ -174,5 +176,5 @@ def load_first_stage(ranker: Ranker, state: dict[str, torch.Tensor]) -> None:
 def count_trainable(ranker: Ranker) -> int:
     """Parameters that remain after training (paper convention): learned encoder weights (all stages) plus
     the generated prompts/prefixes, not their reparametrisation MLPs; the ranker head is not counted."""
-    encoder = sum(p.numel() for name, p in learned_state(ranker, tensors=False).items() if name.startswith("bert."))
+    encoder = sum(p.numel() for name, p in learned_parameters(ranker).items() if name.startswith("bert."))
     return encoder + sum(module.generated_parameters for module in ranker.peft.values())

@@ -176,7 +176,8 @@ class ColBERT(BiEncoder):
             seqs = [[self.cls_id, self.q_marker, *q[:self.max_query_len]]
                     + [self.mask_id] * (self.max_query_len - len(q[:self.max_query_len])) for q in texts]
         else:
-            seqs = [[self.cls_id, self.d_marker, *d[:self.max_seq_len - 3], self.sep_id] for d in texts]
+            limit = min(self.max_doc_len, self.max_seq_len - 3)   # no chunking: one sequence per document
+            seqs = [[self.cls_id, self.d_marker, *d[:limit], self.sep_id] for d in texts]
         ids, mask, token_types = self.batch(seqs)
         vectors = nn.functional.normalize(self.project(self.encoder(ids, mask, token_types, role)), dim=-1)
         if role == DOCUMENT:
