@@ -83,7 +83,7 @@ def _check_layout(config: dict, kind: str, name: str, spec: dict) -> None:
         if method not in labels:
             raise ConfigError(f"config key labels.methods: no label for {method!r} used in {key}")
         if method == BEST_OF:
-            _check_best_of(config, key, spec)
+            _check_best_of(config, name, spec)
             continue
         if CATALOGUE[method].bi_encoder_only and "monobert" in spec["rankers"]:
             raise ConfigError(f"config key {key}.methods[{index}] = {method!r}: semi-Siamese methods apply to "
@@ -93,11 +93,11 @@ def _check_layout(config: dict, kind: str, name: str, spec: dict) -> None:
                               f"{method} in {key} needs hidden-state prefixes (allowed: hidden)")
 
 
-def _check_best_of(config: dict, key: str, spec: dict) -> None:
-    source = spec.get("best_of")
-    if source not in config["tables"] or source == key.split(".")[1]:
+def _check_best_of(config: dict, table: str, spec: dict) -> None:
+    key, source = f"tables.{table}", spec.get("best_of")
+    if source not in config["tables"] or source == table:
         raise ConfigError(f"config key {key}.best_of = {source!r}: the lft_best row needs another table, "
-                          f"allowed: {', '.join(t for t in config['tables'] if t != key.split('.')[1])}")
+                          f"allowed: {', '.join(t for t in config['tables'] if t != table)}")
     missing = [r for r in spec["rankers"] if r not in config["tables"][source]["rankers"]]
     if missing:
         raise ConfigError(f"config key {key}.best_of = {source!r}: tables.{source} has no rows for {missing}")
