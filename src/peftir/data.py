@@ -1,11 +1,14 @@
 """Loading what a ranking job needs from the exported dataset, already tokenised.
 
 Only the documents that appear in the candidate lists of the requested queries
-are read and tokenised, so a job's cost follows its folds, not the collection.
+are read, and a text is tokenised when first used: training samples a few dozen
+of its thousands of candidates, so a job's cost follows what it scores, not the
+collection or the candidate depth.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +17,30 @@ from . import trec
 Tokens = list[int]
 
 
+class Tokenized(Mapping[str, Tokens]):
+    """Word-piece ids (no special tokens: rankers add their own markers) of texts, computed on first use."""
+
+    def __init__(self, tokenizer, texts: dict[str, str], max_len: int):
+        self._tokenizer, self._texts, self._max_len = tokenizer, texts, max_len
+        self._ids: dict[str, Tokens] = {}
+
+    def __getitem__(self, key: str) -> Tokens:
+        if key not in self._ids:
+            self._ids[key] = self._tokenizer(self._texts[key], add_special_tokens=False, truncation=True,
+                                             max_length=self._max_len)["input_ids"]
+        return self._ids[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
 @dataclass
 class RankingData:
-    queries: dict[str, Tokens]
-    docs: dict[str, Tokens]
+    queries: Mapping[str, Tokens]
+    docs: Mapping[str, Tokens]
     candidates: trec.Run   # BM25 top-k per query
     qrels: trec.Qrels
 
@@ -33,14 +56,6 @@ def read_docs(path: str | Path, wanted: set[str]) -> dict[str, str]:
     return texts
 
 
-def tokenize(tokenizer, texts: dict[str, str], max_len: int) -> dict[str, Tokens]:
-    """Word-piece ids without special tokens (rankers add their own markers)."""
-    keys = list(texts)
-    encoded = tokenizer([texts[k] for k in keys], add_special_tokens=False, truncation=True,
-                        max_length=max_len)["input_ids"]
-    return dict(zip(keys, encoded))
-
-
 def load(dataset_dir: str | Path, run_path: str | Path, qids: list[str], depth: int, tokenizer,
          max_query_len: int, max_doc_len: int) -> RankingData:
     """Queries, top-``depth`` candidates, their documents and the qrels for ``qids``."""
@@ -51,8 +66,8 @@ def load(dataset_dir: str | Path, run_path: str | Path, qids: list[str], depth: 
     wanted = {docid for docs in candidates.values() for docid in docs}
     docs = read_docs(dataset_dir / "corpus" / "docs.jsonl", wanted)
     return RankingData(
-        queries=tokenize(tokenizer, {qid: topics[qid] for qid in qids}, max_query_len),
-        docs=tokenize(tokenizer, docs, max_doc_len),
+        queries=Tokenized(tokenizer, {qid: topics[qid] for qid in qids}, max_query_len),
+        docs=Tokenized(tokenizer, docs, max_doc_len),
         candidates=candidates,
         qrels=trec.read_qrels(dataset_dir / "qrels.txt"),
     )
