@@ -3,6 +3,8 @@
 #   snakemake --cores all                      # the default target: results/tables/table5.tex
 #   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4)
 #   snakemake --cores all --configfile config.yaml config/paper.yaml
+#   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
+#   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
 # DAG: download (ir_datasets) → folds → index → bm25 (Anserini) → train → rerank
 #      → evaluate (pytrec_eval) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
@@ -15,7 +17,25 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
+
+
+# Cheap rules run in the Snakemake process itself on a cluster (the export needs the internet,
+# which compute nodes often lack); indexing, retrieval, training and reranking are cluster jobs.
+localrules:
+    all,
+    all_tables,
+    download,
+    folds,
+    evaluate,
+    evaluate_bm25,
+    table,
+    figure,
+
+
 include: "workflow/rules/data.smk"
 include: "workflow/rules/bm25.smk"
 include: "workflow/rules/train.smk"

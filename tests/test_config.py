@@ -1,5 +1,7 @@
 """Bad configuration is rejected before any job runs, with one message naming key and allowed values."""
 import copy
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +103,36 @@ def test_snakemake_stops_before_any_job_with_one_message(tmp_path):
     output = result.stdout + result.stderr
     assert "config key experiment.rankers[1] = 'splade': allowed: monobert, twinbert, colbert" in output
     assert "Job stats" not in output and not (tmp_path / "results").exists()
+
+
+def test_rules_ask_for_the_configured_resources_with_site_settings_from_the_environment(tmp_path):
+    env = {**os.environ, "PEFTIR_SLURM_GPU_PARTITION": "a100", "PEFTIR_SLURM_PARTITION": "cpu",
+           "PEFTIR_SLURM_ACCOUNT": "ir-lab", "PEFTIR_SLURM_SITE": str(tmp_path / "none.yaml")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+                             str(REPO / "config.yaml"), str(REPO / "config/paper.yaml")],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    resources = {}
+    for block in result.stdout.split("\nrule ")[1:]:
+        rule = block.split(":")[0]
+        dataset = re.search(r"dataset=([\w-]+)", block)
+        line = re.search(r"resources: (.*)", block).group(1)
+        resources[(rule, dataset.group(1) if dataset else None)] = dict(i.split("=", 1) for i in line.split(", "))
+    train, marco = resources[("train", "robust04")], resources[("train", "msmarco-doc")]
+    assert (train["runtime"], train["mem_mb"], train["gpu"], train["slurm_partition"]) == ("2880", "32000", "1", "a100")
+    assert marco["runtime"] == "1440" and marco["mem_mb"] == "32000"      # the dataset's override, the rest global
+    index = resources[("index", "robust04")]
+    assert (index["gpu"], index["slurm_partition"], index["slurm_account"]) == ("0", "cpu", "ir-lab")
+    assert "gpu_model" not in train
+
+
+def test_site_settings_file_with_an_unknown_key_is_refused(tmp_path):
+    site = tmp_path / "site.yaml"
+    site.write_text("partition: cpu\naccunt: typo\n")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+                             str(REPO / "config.yaml")],
+                            capture_output=True, text=True, env={**os.environ, "PEFTIR_SLURM_SITE": str(site)})
+    assert result.returncode != 0
+    assert "unknown keys ['accunt']" in result.stdout + result.stderr

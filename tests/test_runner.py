@@ -24,9 +24,9 @@ QUERIES = "".join(f"q{i}\ttext {i}\n" for i in range(9))
 def test_in_process_job_writes_output_and_failure_goes_to_the_log(tmp_path, capfd):
     good, bad = tmp_path / "good", tmp_path / "bad"
     good.mkdir(), bad.mkdir()
-    assert execute("peftir.jobs:make_folds", folds_job(good, QUERIES)) == 0
+    assert execute("peftir.jobs.folding:make_folds", folds_job(good, QUERIES)) == 0
     assert sorted(json.loads((good / "folds.json").read_text())["folds"]) == ["1", "2", "3"]
-    assert execute("peftir.jobs:make_folds", folds_job(bad, "")) == 1      # no queries: no folds
+    assert execute("peftir.jobs.folding:make_folds", folds_job(bad, "")) == 1      # no queries: no folds
     assert not (bad / "folds.json").exists()
     assert "Traceback" in (bad / "folds.log").read_text()
     print("after the job")                                                   # output restored
@@ -49,10 +49,10 @@ def worker(tmp_path):
 def test_worker_runs_jobs_in_children_and_reports_their_status(worker, tmp_path):
     good = tmp_path / "good"
     good.mkdir()
-    assert submit(worker, "peftir.jobs:make_folds", folds_job(good, QUERIES)) == 0
+    assert submit(worker, "peftir.jobs.folding:make_folds", folds_job(good, QUERIES)) == 0
     assert (good / "folds.json").exists()
     bad = tmp_path / "bad"
     bad.mkdir()
-    assert submit(worker, "peftir.jobs:make_folds", folds_job(bad, "")) == 1
+    assert submit(worker, "peftir.jobs.folding:make_folds", folds_job(bad, "")) == 1
     assert "Traceback" in (bad / "folds.log").read_text()
-    assert submit(worker, "peftir.jobs:make_folds", folds_job(good, QUERIES)) == 0   # still serving
+    assert submit(worker, "peftir.jobs.folding:make_folds", folds_job(good, QUERIES)) == 0   # still serving

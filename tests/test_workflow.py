@@ -1,8 +1,12 @@
 """The whole DAG with Snakemake on a tiny configuration: every table cell traces to its runs."""
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from statistics import mean
 
@@ -10,7 +14,7 @@ import pytest
 import torch
 from scipy import stats
 
-from peftir import folds, trec
+from peftir import catalogue, folds, trec
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
@@ -29,13 +33,33 @@ rerank: {depth: 25, batch_size: 64}
 """
 
 
-def snakemake(workdir: Path, *args: str, hash_seed: str = "1") -> subprocess.CompletedProcess:
+def command_line(workdir: Path, *args: str, overlays: tuple[Path, ...] = ()) -> list[str]:
+    """Snakemake on the repository's workflow in ``workdir``, configured by config.yaml + tiny.yaml + overlays."""
+    return [sys.executable, "-m", "snakemake", *args, "--snakefile", str(REPO / "Snakefile"), "--directory",
+            str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml"), *map(str, overlays)]
+
+
+def snakemake(workdir: Path, *args: str, hash_seed: str = "1", overlays: tuple[Path, ...] = ()
+              ) -> subprocess.CompletedProcess:
     """Run the workflow; ``hash_seed`` fixes Python's set/dict-of-str order for the run, so two runs
     with different seeds expose any result that depends on it."""
-    command = [sys.executable, "-m", "snakemake", *args, "--snakefile", str(REPO / "Snakefile"), "--directory",
-               str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml")]
-    return subprocess.run(command, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "PYTHONHASHSEED": hash_seed})
+    return subprocess.run(command_line(workdir, *args, overlays=overlays), capture_output=True, text=True,
+                          timeout=1800, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+
+
+@contextmanager
+def tampered(path: Path, change):
+    """Apply ``change`` to a file (or delete it, change=None), then restore its bytes and times."""
+    saved, times = path.read_bytes(), path.stat()
+    if change is None:
+        path.unlink()
+    else:
+        path.write_bytes(change(saved))
+    try:
+        yield
+    finally:
+        path.write_bytes(saved)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 TARGETS = ("results/tables/table3.tex", "results/tables/table4.tex", "results/tables/table5.tex",
@@ -160,8 +184,155 @@ def test_a_complete_workflow_plans_nothing_more(workflow):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
+def planned(workflow: Path, overlays: tuple[Path, ...] = ()) -> set[tuple[str, str]]:
+    """(rule, wildcards) of every job ``snakemake -n`` plans for the tiny targets."""
+    result = snakemake(workflow, *TARGETS, "-n", "--cores", "1", overlays=overlays)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = set()
+    for block in re.split(r"\n(?=(?:local)?rule )", result.stdout):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        wildcards = re.search(r"wildcards: (.*)", block)
+        if rule and rule.group(1) not in ("all", "all_tables"):
+            jobs.add((rule.group(1), wildcards.group(1) if wildcards else ""))
+    return jobs
+
+
+def _uses(method: str, entry: str) -> bool:
+    """Whether a method's settings come (also) from config entry ``entry``."""
+    spec = catalogue.spec(method)
+    return entry in spec.entries or any(_uses(part, entry) for part in spec.parts)
+
+
+@pytest.mark.integration
+def test_changing_lora_rank_plans_exactly_the_lora_runs_and_their_tables(workflow, tmp_path):
+    overlay = tmp_path / "rank.yaml"
+    overlay.write_text("methods: {lora: {rank: 8}}\n")
+    jobs = planned(workflow, overlays=(overlay,))
+    trained = {(re.search(r"ranker=(\w+)", w).group(1), re.search(r"method=(\w+)", w).group(1))
+               for rule, w in jobs if rule == "train"}
+    built = {(p.parent.parent.name, p.parent.name)
+             for p in (workflow / "results/models/vaswani").glob("*/*/fold1-seed1.pt")}
+    assert built and trained == {run for run in built if _uses(run[1], "lora")}
+    assert {rule for rule, _ in jobs} == {"train", "rerank", "evaluate", "table", "figure"}
+    assert sum(rule == "train" for rule, _ in jobs) == len(trained) * 3 * 2      # every fold and seed
+    assert sum(rule == "rerank" for rule, _ in jobs) == sum(rule == "evaluate" for rule, _ in jobs) == len(trained) * 6
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("module, rules", [("stats.py", {"table", "figure"}),
+                                           ("training.py", {"train", "rerank", "evaluate", "table", "figure"})])
+def test_editing_a_package_module_reruns_the_rules_that_import_it(workflow, module, rules):
+    with tampered(REPO / "src/peftir" / module, lambda code: code + b"\n# an edit\n"):
+        jobs = planned(workflow)
+    assert {rule for rule, _ in jobs} == rules
+    assert planned(workflow) == set()
+
+
+RESUME = """
+experiment: {datasets: [vaswani], rankers: [twinbert], seeds: [1]}
+datasets: {vaswani: {folds: {scheme: seeded, n: 3, seed: 7}}}
+backbone: {layers: 1}
+training: {epochs: 5, pairs_per_epoch: 32, batch_size: 8, micro_batch: 8}
+"""
+
+
+@pytest.mark.integration
+def test_a_training_job_killed_mid_run_resumes_and_ends_with_the_same_run_file(irds_home, tmp_path):
+    (tmp_path / "tiny.yaml").write_text(RESUME)
+    target = "results/runs/vaswani/twinbert/lora/fold2-seed1.run"
+    weights = tmp_path / "results/models/vaswani/twinbert/lora/fold2-seed1.pt"
+    checkpoint = weights.with_suffix(".ckpt")
+    assert snakemake(tmp_path, target, "--cores", "1").returncode == 0
+    uninterrupted = (tmp_path / target).read_bytes()
+    assert not checkpoint.exists()                         # removed once the job completed
+
+    (tmp_path / target).unlink()                           # as on a first run: neither run nor weights yet
+    weights.unlink()
+    command = command_line(tmp_path, target, "--cores", "1")
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True) as killed:
+        deadline = time.time() + 300
+        while not checkpoint.exists() and killed.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        os.killpg(killed.pid, signal.SIGKILL)
+    epoch = torch.load(checkpoint, weights_only=False)["epoch"]
+    assert 1 <= epoch < 5                                  # killed mid-run, after a completed epoch
+    assert not weights.exists()                            # nothing that looks complete was left
+
+    assert snakemake(tmp_path, target, "--unlock").returncode == 0     # the killed run's lock, as a user would
+    result = snakemake(tmp_path, target, "--cores", "1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = (tmp_path / "results/logs/train/vaswani/twinbert/lora/fold2-seed1.log").read_text()
+    assert f"resumed from the checkpoint of epoch {epoch}" in log
+    assert [line.split(":")[0] for line in log.splitlines() if line.startswith("epoch ") and "loss" in line][-1] \
+        == "epoch 5"
+    assert (tmp_path / target).read_bytes() == uninterrupted
+    assert not checkpoint.exists()
+
+
+def audit(workflow: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "results/tables/table5.tex", *args,
+                           "--directory", str(workflow)], capture_output=True, text=True, timeout=600)
+
+
+CELL = "colbert:ss_lora:vaswani:P@20"
+
+
+@pytest.mark.integration
+def test_a_clean_audit_passes_and_prints_the_chain(workflow):
+    done = audit(workflow)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "audit passed" in done.stdout and "params match the config" in done.stdout
+    one = audit(workflow, "--cell", CELL, "--skip-config")
+    assert one.returncode == 0
+    assert f"cell {CELL}" in one.stdout and "commit " in one.stdout
+    assert one.stdout.count(" → metric ") == 3 * 2          # one chain line per fold × seed
+    assert "results/models/vaswani/colbert/ss_lora/fold1-seed1.pt" in one.stdout
+
+
+def _first_line_with_new_score(data: bytes) -> bytes:
+    lines = data.decode().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    qid, q0, docid, rank, score, tag = lines[at].split()
+    lines[at] = f"{qid} {q0} {docid} {rank} {float(score) + 1000.0!r} {tag}\n"
+    return "".join(lines).encode()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("what", ["run file", "metric value", "provenance record"])
+def test_the_audit_fails_naming_the_tampered_file(workflow, what):
+    run = "results/runs/vaswani/colbert/ss_lora/fold2-seed1.run"
+    metrics = "results/metrics/vaswani/colbert/ss_lora/fold2-seed1.json"
+    if what == "run file":
+        target, change, named = run, _first_line_with_new_score, run
+    elif what == "metric value":
+        target, named = metrics, metrics
+        change = lambda data: json.dumps({**json.loads(data), "mean": {  # noqa: E731
+            **json.loads(data)["mean"], "P@20": json.loads(data)["mean"]["P@20"] + 0.05}}).encode()
+    else:
+        from peftir.provenance import record_path
+        target, change, named = str(record_path(metrics)), None, metrics
+    with tampered(workflow / target, change):
+        done = audit(workflow, "--cell", CELL, "--skip-config")
+    assert done.returncode == 1
+    assert f"AUDIT FAILED: cell {CELL}: {named}:" in done.stdout
+    assert audit(workflow, "--cell", CELL, "--skip-config").returncode == 0     # restored: clean again
+
+
+@pytest.mark.integration
+def test_the_audit_fails_when_a_config_value_behind_a_job_changed(workflow):
+    config = workflow / "tiny.yaml"
+    with tampered(config, lambda data: data + b"methods: {lora: {rank: 4}}\n"):
+        done = audit(workflow)
+    assert done.returncode == 1
+    failure = re.search(r"AUDIT FAILED: cell \(config\): (\S+):", done.stdout)
+    assert failure, done.stdout[-2000:]
+    assert failure.group(1).startswith("results/models/vaswani/") and "lora" in failure.group(1)
+
+
 @pytest.mark.integration
 def test_retraining_with_the_same_seed_gives_the_same_run_file(workflow):
+    """Last of the module: it retrains, so the tables built before are out of date afterwards."""
     target = "results/runs/vaswani/colbert/ss_lora_then_prefix/fold2-seed1.run"
     before = (workflow / target).read_bytes()
     result = snakemake(workflow, target, "--forcerun", "train", "rerank", "--cores", "2", hash_seed="2")  # both stages

@@ -83,8 +83,8 @@ def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int,
 
 
 def search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, k1: float, b: float,
-           hits: int, threads: int, log: IO[str] | None = None) -> None:
-    """BM25-rank ``qid<TAB>text`` topics; the run is rewritten atomically with tag "bm25"."""
+           hits: int, threads: int, log: IO[str] | None = None, header: list[str] | None = None) -> None:
+    """BM25-rank ``qid<TAB>text`` topics; the run is rewritten atomically with tag "bm25" and ``header``."""
     run_path = Path(run_path)
     run_path.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=run_path.parent, prefix=f".{run_path.name}.", suffix=".part"))
@@ -96,6 +96,6 @@ def search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path,
             "-hits", str(hits), "-threads", str(threads)], log)
         if not raw.exists():
             raise RuntimeError(f"SearchCollection wrote no run for {topics_path} on {index_dir}")
-        write_run(run_path, read_run(raw), tag="bm25")
+        write_run(run_path, read_run(raw), tag="bm25", header=header)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

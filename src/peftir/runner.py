@@ -17,7 +17,10 @@ import sys
 import traceback
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Iterator
+
+from . import provenance
 
 WORKER_ENV = "PEFTIR_WORKER"
 
@@ -33,6 +36,7 @@ class Job:
     wildcards: dict[str, str] = field(default_factory=dict)
     log: str | None = None
     threads: int = 1
+    source: str = "."   # the workflow's repository (for the git commit in provenance records)
 
 
 def _named(items) -> dict:
@@ -43,7 +47,8 @@ def _named(items) -> dict:
 def from_snakemake(smk) -> Job:
     return Job(rule=smk.rule, input=_named(smk.input), output=_named(smk.output),
                params=dict(smk.params.items()), wildcards=dict(smk.wildcards.items()),
-               log=smk.log[0] if smk.log else None, threads=smk.threads)
+               log=smk.log[0] if smk.log else None, threads=smk.threads,
+               source=str(Path(smk.scriptdir).resolve().parents[1]))
 
 
 @contextmanager
@@ -110,8 +115,12 @@ def _log_tail(path: str | None, lines: int = 3) -> str:
 
 
 def run(entry: str, smk) -> None:
-    """Entry point for workflow scripts: ``run("peftir.jobs:train", snakemake)``."""
+    """Entry point for workflow scripts: ``run("peftir.jobs.ranking:train", snakemake)``.
+
+    Once the job has written its outputs, a provenance record of each is written (``peftir.provenance``).
+    """
     job = from_snakemake(smk)
+    started = provenance.now()
     address = os.environ.get(WORKER_ENV)
     status = None
     if address and os.path.exists(address):
@@ -123,3 +132,5 @@ def run(entry: str, smk) -> None:
         status = execute(entry, job)
     if status:
         sys.exit(f"{_log_tail(job.log)}job failed (status {status}); log: {job.log}")
+    provenance.write_records(provenance.job_record(job.rule, job.wildcards, job.params, job.input, job.output,
+                                                   job.source, started, provenance.now()))

@@ -62,13 +62,19 @@ class _MetricFiles:
     def __init__(self) -> None:
         self._cache: dict[str, dict] = {}
 
-    def mean(self, path: str, metric: str) -> float:
+    def _read(self, path: str) -> dict:
         if path not in self._cache:
             self._cache[path] = read_metrics(path)
-        means = self._cache[path]["mean"]
+        return self._cache[path]
+
+    def mean(self, path: str, metric: str) -> float:
+        means = self._read(path)["mean"]
         if metric not in means:
             raise ValueError(f"{path} has no mean for metric {metric!r}")
         return float(means[metric])
+
+    def per_query(self, path: str, metric: str) -> dict[str, float]:
+        return {qid: values[metric] for qid, values in self._read(path)["per_query"].items()}
 
 
 def format_count(n: int) -> str:
@@ -82,6 +88,12 @@ def format_count(n: int) -> str:
         text = f"{n / 1e6:.1f}"
         return (text[:-2] if text.endswith(".0") else text) + "M"
     return f"{int(float(f'{n / 1e6:.2g}'))}M"
+
+
+ROUNDING = "4 decimal places: Python format '.4f' of the raw mean (round half to even on its binary value)"
+TTEST = ("one-tailed Student t-test with pooled variance (scipy.stats.ttest_ind, equal_var=True, "
+         "alternative='greater') of the per-seed means (each over the folds) against full FT's; "
+         "** p <= 0.01, * p <= 0.05")
 
 
 def _printed(value: float) -> str:
@@ -139,16 +151,18 @@ def _cell(runs: list[RunRecord], dataset: str, metric: str, files: _MetricFiles)
     mean = fmean(values)
     return {
         "dataset": dataset, "metric": metric, "method": runs[0].method, "value": mean, "printed": _printed(mean),
-        "stars": "", "p_value": None,
+        "stars": "", "p_value": None, "rounding": ROUNDING,
         "per_seed": {str(seed): fmean(v) for seed, v in sorted(by_seed.items())},
-        "runs": [{"fold": r.fold, "seed": r.seed, "metrics_file": r.metrics_file, "value": v}
-                 for r, v in zip(runs, values)],
+        "runs": [{"fold": r.fold, "seed": r.seed, "metrics_file": r.metrics_file, "value": v,
+                  "per_query": files.per_query(r.metrics_file, metric)} for r, v in zip(runs, values)],
     }
 
 
 def _test_against(cell: dict, base: dict) -> None:
-    p = ttest_greater(list(cell["per_seed"].values()), list(base["per_seed"].values()))
+    values, baseline = list(cell["per_seed"].values()), list(base["per_seed"].values())
+    p = ttest_greater(values, baseline)
     cell["p_value"], cell["stars"] = _json_p(p), stars(p)
+    cell["ttest"] = {"test": TTEST, "values": values, "baseline": baseline, "p_value": cell["p_value"]}
 
 
 def _baseline_index(group: Group, baseline_method: str) -> int:
@@ -218,8 +232,9 @@ def _reference_row(label: str, files_by_dataset: dict[str, list[str]],
         values = [files.mean(p, metric) for p in paths]
         mean = fmean(values)
         cells.append({"dataset": dataset, "metric": metric, "value": mean,
-                      "printed": _printed(mean), "stars": "", "p_value": None,
-                      "runs": [{"metrics_file": p, "value": v} for p, v in zip(paths, values)]})
+                      "printed": _printed(mean), "stars": "", "p_value": None, "rounding": ROUNDING,
+                      "runs": [{"metrics_file": p, "value": v, "per_query": files.per_query(p, metric)}
+                               for p, v in zip(paths, values)]})
     return {"label": label, "cells": cells}
 
 

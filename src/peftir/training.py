@@ -4,6 +4,11 @@ One epoch = ``pairs_per_epoch`` (query, relevant, non-relevant) triples drawn
 from the training queries' BM25 candidates, in batches of ``batch_size``
 (accumulated over micro-batches). After every epoch the validation queries
 are reranked and scored; the weights of the best epoch are kept.
+
+At the end of every epoch the whole training state (learned weights, optimizer,
+RNG states, history, best epoch so far) is saved atomically to a checkpoint, so
+a job killed by a time limit or preemption resumes from its last completed
+epoch and ends exactly where an uninterrupted run ends.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -19,9 +25,10 @@ import torch
 from torch import Tensor
 
 from .data import RankingData
-from .methods import ParamGroups, learned_state
+from .methods import ParamGroups, learned_state, load_learned_state
 from .rankers import Ranker
 from .rerank import batches, progress
+from .trec import atomic_write
 
 Triple = tuple[str, str, str]
 
@@ -91,16 +98,71 @@ def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingD
     return total / len(triples)
 
 
+@dataclass
+class Checkpoint:
+    """Where a job keeps its training state between epochs, and what it must match to be resumed.
+
+    ``key`` identifies the job's settings (params, inputs): a checkpoint left by a job whose
+    settings have since changed is ignored rather than resumed.
+    """
+
+    path: Path
+    key: str
+
+    def save(self, state: dict) -> None:
+        with atomic_write(self.path, "wb") as handle:
+            torch.save({"key": self.key, **state}, handle)
+
+    def load(self) -> dict | None:
+        if not self.path.exists():
+            return None
+        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        return state if state.get("key") == self.key else None
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _rng_states(rng: random.Random) -> dict:
+    states = {"sampling": rng.getstate(), "python": random.getstate(), "numpy": np.random.get_state(),
+              "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _restore_rng_states(rng: random.Random, states: dict) -> None:
+    rng.setstate(states["sampling"])
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
 def train(ranker: Ranker, groups: ParamGroups, data: RankingData, train_qids: list[str],
-          validate: Callable[[Ranker], float], settings: dict, seed: int) -> TrainResult:
-    """Train for ``settings['epochs']`` epochs, validating after each; keep the best epoch's weights."""
+          validate: Callable[[Ranker], float], settings: dict, seed: int,
+          checkpoint: Checkpoint | None = None) -> TrainResult:
+    """Train for ``settings['epochs']`` epochs, validating after each; keep the best epoch's weights.
+
+    With a ``checkpoint``, resume from its last completed epoch when it holds one of this job.
+    """
     optimizer = torch.optim.Adam(groups, weight_decay=0.0)
     rng = random.Random(seed)
     qids = trainable_queries(data, train_qids)
     if not qids:
         raise ValueError("no training query has both a relevant and a non-relevant BM25 candidate")
     result = TrainResult(best_state=learned_state(ranker), best_epoch=0, best_score=float("-inf"))
-    for epoch in range(1, settings["epochs"] + 1):
+    done = 0
+    saved = checkpoint.load() if checkpoint else None
+    if saved:
+        load_learned_state(ranker, saved["learned"])
+        optimizer.load_state_dict(saved["optimizer"])
+        _restore_rng_states(rng, saved["rng"])
+        done = saved["epoch"]
+        result = TrainResult(saved["best_state"], saved["best_epoch"], saved["best_score"], saved["history"])
+        print(f"resumed from the checkpoint of epoch {done}", file=sys.stderr, flush=True)
+    for epoch in range(done + 1, settings["epochs"] + 1):
         start = time.time()
         triples = sample_triples(rng, data, qids, settings["pairs_per_epoch"])
         loss = train_epoch(ranker, optimizer, data, triples, settings["batch_size"], settings["micro_batch"], epoch)
@@ -109,4 +171,9 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, train_qids: li
         print(f"epoch {epoch}: loss {loss:.4f} validation {score:.4f}", file=sys.stderr, flush=True)
         if score > result.best_score:
             result.best_state, result.best_epoch, result.best_score = learned_state(ranker), epoch, score
+        if checkpoint:
+            checkpoint.save({"epoch": epoch, "learned": learned_state(ranker), "optimizer": optimizer.state_dict(),
+                             "rng": _rng_states(rng), "best_state": result.best_state,
+                             "best_epoch": result.best_epoch, "best_score": result.best_score,
+                             "history": result.history})
     return result

@@ -17,7 +17,7 @@ import sys
 
 from .runner import Job, execute
 
-PRELOAD = ("peftir.jobs",)
+PRELOAD = ("peftir.jobs.collection", "peftir.jobs.folding", "peftir.jobs.retrieval", "peftir.jobs.evaluation", "peftir.jobs.ranking", "peftir.jobs.reports")
 
 
 def child(request: dict) -> int:

@@ -3,15 +3,15 @@
 
 rule index:
     input:
+        code=code("peftir.jobs.retrieval"),
         docs="results/data/{dataset}/corpus/docs.jsonl",
     output:
         index=directory("results/index/{dataset}"),
     log:
         "results/logs/index/{dataset}.log",
-    threads: resources_of("index")["threads"]
+    threads: threads_of("index")
     resources:
-        mem_mb=resources_of("index")["mem_mb"],
-        runtime=resources_of("index")["runtime"],
+        **resources_of("index"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -20,6 +20,7 @@ rule index:
 
 rule bm25:
     input:
+        code=code("peftir.jobs.retrieval"),
         index="results/index/{dataset}",
         queries="results/data/{dataset}/queries.tsv",
     output:
@@ -28,10 +29,9 @@ rule bm25:
         "results/logs/bm25/{dataset}.log",
     params:
         bm25=config["bm25"],
-    threads: resources_of("bm25")["threads"]
+    threads: threads_of("bm25")
     resources:
-        mem_mb=resources_of("bm25")["mem_mb"],
-        runtime=resources_of("bm25")["runtime"],
+        **resources_of("bm25"),
     conda:
         "../../envs/peftir.yaml"
     script:

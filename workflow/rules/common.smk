@@ -1,13 +1,18 @@
 # Validation of the configuration and helpers shared by all rules.
 import atexit
+import json
 import os
 import subprocess
 import sys
 import tempfile
 
+import yaml
+
 from peftir.folds import fold_ids
 from peftir.catalogue import BASELINE, BEST_OF, CATALOGUE, first_stage, settings_for
+from peftir.code import modules_used
 from peftir.config import ConfigError, validate
+from peftir.provenance import CONFIGFILES_ENV, git_state, record_path, versions
 from peftir.runner import WORKER_ENV
 
 try:
@@ -15,6 +20,28 @@ try:
 except ConfigError as problem:
     raise WorkflowError(f"Invalid configuration: {problem}")
 
+
+def report_context():
+    """What `snakemake --report` shows on its landing page (workflow/report/workflow.rst): the
+    checkout's commit, the commit each built table came from (its provenance record), package
+    versions and the config. Placed in the config for the report's template, after validation."""
+    built = {}
+    for table in TABLES:
+        record = record_path(f"results/tables/{table}.tex")
+        if record.exists():
+            with open(record) as handle:
+                recorded = json.load(handle)
+            built[table] = {"commit": recorded["git"]["commit"], "dirty": recorded["git"]["dirty"],
+                            "ended": recorded["ended"]}
+    return {**git_state(workflow.basedir), "tables": built, "versions": versions(),
+            "configfiles": [os.path.abspath(p) for p in workflow.config_settings.configfiles] or ["config.yaml"],
+            "config": yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True)}
+
+
+# Jobs record the run's config files in their provenance, so `peftir audit` can check params against them.
+os.environ[CONFIGFILES_ENV] = os.pathsep.join(
+    os.path.abspath(path) for path in workflow.config_settings.configfiles
+)
 
 EXPERIMENT = config["experiment"]
 DATASETS = EXPERIMENT["datasets"]
@@ -29,6 +56,9 @@ def kept(rankers):
 
 TABLES = [name for name, spec in config["tables"].items() if kept(spec["rankers"])]
 FIGURES = [name for name, spec in config["figures"].items() if kept(spec["rankers"])]
+
+if workflow.is_main_process:
+    config["_report"] = report_context()
 
 
 wildcard_constraints:
@@ -58,9 +88,68 @@ def run_key(ranker, method, fold, seed):
     return f"{ranker}/{method}/fold{fold}-seed{seed}"
 
 
+def code(job_module):
+    """The package files a rule's job runs (its job module's import closure), as inputs: editing one
+    reruns exactly the rules that use it (Snakemake tracks only the script itself)."""
+    return list(modules_used(job_module))
+
+
+def rule_resources(rule_name, wildcards):
+    """config.resources of a rule with the dataset's overrides (datasets.<name>.resources)."""
+    dataset = getattr(wildcards, "dataset", None)
+    overrides = config["datasets"][dataset].get("resources", {}).get(rule_name, {}) if dataset else {}
+    return {"gpu": 0, **config["resources"][rule_name], **overrides}
+
+
+def threads_of(rule_name):
+    return lambda wildcards: rule_resources(rule_name, wildcards)["threads"]
+
+
+# Site-specific SLURM settings: never in the workflow, but in environment variables or in one local,
+# git-ignored file (slurm/site.yaml, or the file $PEFTIR_SLURM_SITE names); see slurm/site.example.yaml.
+SITE_VARIABLES = {
+    "account": "PEFTIR_SLURM_ACCOUNT",
+    "partition": "PEFTIR_SLURM_PARTITION",
+    "gpu_partition": "PEFTIR_SLURM_GPU_PARTITION",
+    "gpu_model": "PEFTIR_SLURM_GPU_MODEL",
+    "qos": "PEFTIR_SLURM_QOS",
+}
+
+
+def site_settings():
+    path = os.environ.get("PEFTIR_SLURM_SITE", os.path.join(workflow.basedir, "slurm", "site.yaml"))
+    settings = {}
+    if os.path.exists(path):
+        with open(path) as handle:
+            settings = yaml.safe_load(handle) or {}
+        unknown = sorted(set(settings) - set(SITE_VARIABLES))
+        if unknown:
+            raise WorkflowError(f"{path}: unknown keys {unknown}; allowed: {sorted(SITE_VARIABLES)}")
+    for key, variable in SITE_VARIABLES.items():
+        if os.environ.get(variable):
+            settings[key] = os.environ[variable]
+    return settings
+
+
+SITE = site_settings()
+
+
 def resources_of(rule_name):
-    """threads/mem_mb/runtime of a rule from config.resources."""
-    return config["resources"][rule_name]
+    """A rule's resources: memory, runtime and GPUs from the config (per dataset), SLURM site values
+    (partition, account, QoS, GPU model) from the site settings. Only executors that know a key use it."""
+
+    def value(key):
+        return lambda wildcards: rule_resources(rule_name, wildcards)[key]
+
+    uses_gpu = config["resources"][rule_name].get("gpu", 0) > 0
+    site = {
+        "slurm_partition": SITE.get("gpu_partition" if uses_gpu else "partition"),
+        "slurm_account": SITE.get("account"),
+        "qos": SITE.get("qos"),
+        "gpu_model": SITE.get("gpu_model") if uses_gpu else None,
+    }
+    return {"mem_mb": value("mem_mb"), "runtime": value("runtime"), "gpu": value("gpu"),
+            **{key: setting for key, setting in site.items() if setting}}
 
 
 def dataset_training(dataset):

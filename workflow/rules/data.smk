@@ -2,6 +2,8 @@
 
 
 rule download:
+    input:
+        code=code("peftir.jobs.collection"),
     output:
         docs="results/data/{dataset}/corpus/docs.jsonl",
         queries="results/data/{dataset}/queries.tsv",
@@ -11,10 +13,9 @@ rule download:
         "results/logs/download/{dataset}.log",
     params:
         spec=lambda wc: dataset_subset(wc.dataset, EXPORT_KEYS),
-    threads: resources_of("download")["threads"]
+    threads: threads_of("download")
     resources:
-        mem_mb=resources_of("download")["mem_mb"],
-        runtime=resources_of("download")["runtime"],
+        **resources_of("download"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -23,6 +24,7 @@ rule download:
 
 rule folds:
     input:
+        code=code("peftir.jobs.folding"),
         queries="results/data/{dataset}/queries.tsv",
         user_folds=lambda wc: config["datasets"][wc.dataset]["folds"].get("path", []),
     output:

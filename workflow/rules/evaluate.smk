@@ -3,6 +3,7 @@
 
 rule evaluate:
     input:
+        code=code("peftir.jobs.evaluation"),
         run="results/runs/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.run",
         qrels="results/data/{dataset}/qrels.txt",
         folds="results/data/{dataset}/folds.json",
@@ -12,10 +13,9 @@ rule evaluate:
         "results/logs/evaluate/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.log",
     params:
         metrics=EXPERIMENT["metrics"],
-    threads: resources_of("evaluate")["threads"]
+    threads: threads_of("evaluate")
     resources:
-        mem_mb=resources_of("evaluate")["mem_mb"],
-        runtime=resources_of("evaluate")["runtime"],
+        **resources_of("evaluate"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -24,6 +24,7 @@ rule evaluate:
 
 rule evaluate_bm25:
     input:
+        code=code("peftir.jobs.evaluation"),
         run="results/runs/{dataset}/bm25.run",
         qrels="results/data/{dataset}/qrels.txt",
         folds="results/data/{dataset}/folds.json",
@@ -34,10 +35,9 @@ rule evaluate_bm25:
     params:
         metrics=EXPERIMENT["metrics"],
         depth=config["rerank"]["depth"],
-    threads: resources_of("evaluate")["threads"]
+    threads: threads_of("evaluate")
     resources:
-        mem_mb=resources_of("evaluate")["mem_mb"],
-        runtime=resources_of("evaluate")["runtime"],
+        **resources_of("evaluate"),
     conda:
         "../../envs/peftir.yaml"
     script:

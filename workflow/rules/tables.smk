@@ -3,6 +3,7 @@
 
 rule table:
     input:
+        code=code("peftir.jobs.reports"),
         metrics=lambda wc: layout_runs("tables", wc.table, "metrics"),
         summaries=lambda wc: layout_runs("tables", wc.table, "summaries"),
         reference=bm25_metrics,
@@ -14,10 +15,9 @@ rule table:
         "results/logs/table/{table}.log",
     params:
         table=lambda wc: layout_spec("tables", wc.table),
-    threads: resources_of("table")["threads"]
+    threads: threads_of("table")
     resources:
-        mem_mb=resources_of("table")["mem_mb"],
-        runtime=resources_of("table")["runtime"],
+        **resources_of("table"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -26,6 +26,7 @@ rule table:
 
 rule figure:
     input:
+        code=code("peftir.jobs.reports"),
         metrics=lambda wc: layout_runs("figures", wc.figure, "metrics"),
         summaries=lambda wc: layout_runs("figures", wc.figure, "summaries"),
     output:
@@ -36,10 +37,9 @@ rule figure:
         "results/logs/figure/{figure}.log",
     params:
         figure=lambda wc: layout_spec("figures", wc.figure),
-    threads: resources_of("figure")["threads"]
+    threads: threads_of("figure")
     resources:
-        mem_mb=resources_of("figure")["mem_mb"],
-        runtime=resources_of("figure")["runtime"],
+        **resources_of("figure"),
     conda:
         "../../envs/peftir.yaml"
     script:

@@ -6,6 +6,7 @@ rule train:
         unpack(dataset_files),
         unpack(first_stage_input),
         run="results/runs/{dataset}/bm25.run",
+        code=code("peftir.jobs.ranking"),
     output:
         weights="results/models/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.pt",
         summary="results/models/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.json",
@@ -19,10 +20,9 @@ rule train:
         rerank=config["rerank"],
         dataset=dataset_settings,
         device=config["execution"]["device"],
-    threads: resources_of("train")["threads"]
+    threads: threads_of("train")
     resources:
-        mem_mb=resources_of("train")["mem_mb"],
-        runtime=resources_of("train")["runtime"],
+        **resources_of("train"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -35,6 +35,7 @@ rule train_first_stage:
     input:
         unpack(dataset_files),
         run="results/runs/{dataset}/bm25.run",
+        code=code("peftir.jobs.ranking"),
     output:
         weights="results/models/{dataset}/{ranker}/{method}/stage1/fold{fold}-seed{seed}.pt",
         summary="results/models/{dataset}/{ranker}/{method}/stage1/fold{fold}-seed{seed}.json",
@@ -48,10 +49,9 @@ rule train_first_stage:
         rerank=config["rerank"],
         dataset=dataset_settings,
         device=config["execution"]["device"],
-    threads: resources_of("train")["threads"]
+    threads: threads_of("train")
     resources:
-        mem_mb=resources_of("train")["mem_mb"],
-        runtime=resources_of("train")["runtime"],
+        **resources_of("train"),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -63,6 +63,7 @@ rule rerank:
         unpack(dataset_files),
         run="results/runs/{dataset}/bm25.run",
         weights="results/models/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.pt",
+        code=code("peftir.jobs.ranking"),
     output:
         run="results/runs/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.run",
     log:
@@ -74,10 +75,9 @@ rule rerank:
         training=training_settings,
         rerank=config["rerank"],
         device=config["execution"]["device"],
-    threads: resources_of("rerank")["threads"]
+    threads: threads_of("rerank")
     resources:
-        mem_mb=resources_of("rerank")["mem_mb"],
-        runtime=resources_of("rerank")["runtime"],
+        **resources_of("rerank"),
     conda:
         "../../envs/peftir.yaml"
     script:

@@ -1,4 +1,4 @@
-"""Rule `bm25`: see peftir.jobs.search."""
+"""Rule `bm25`: see peftir.jobs.retrieval.search."""
 from peftir.runner import run
 
-run("peftir.jobs:search", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.retrieval:search", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `download`: see peftir.jobs.export."""
+"""Rule `download`: see peftir.jobs.collection.export."""
 from peftir.runner import run
 
-run("peftir.jobs:export", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.collection:export", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `evaluate`: see peftir.jobs.evaluate."""
+"""Rule `evaluate`: see peftir.jobs.evaluation.evaluate."""
 from peftir.runner import run
 
-run("peftir.jobs:evaluate", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.evaluation:evaluate", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `figure`: see peftir.jobs.figure."""
+"""Rule `figure`: see peftir.jobs.reports.figure."""
 from peftir.runner import run
 
-run("peftir.jobs:figure", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.reports:figure", snakemake)  # noqa: F821 (injected by Snakemake)

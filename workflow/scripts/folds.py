@@ -1,4 +1,4 @@
-"""Rule `folds`: see peftir.jobs.make_folds."""
+"""Rule `folds`: see peftir.jobs.folding.make_folds."""
 from peftir.runner import run
 
-run("peftir.jobs:make_folds", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.folding:make_folds", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `index`: see peftir.jobs.index."""
+"""Rule `index`: see peftir.jobs.retrieval.index."""
 from peftir.runner import run
 
-run("peftir.jobs:index", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.retrieval:index", snakemake)  # noqa: F821 (injected by Snakemake)

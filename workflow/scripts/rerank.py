@@ -1,4 +1,4 @@
-"""Rule `rerank`: see peftir.jobs.rerank_test."""
+"""Rule `rerank`: see peftir.jobs.ranking.rerank_test."""
 from peftir.runner import run
 
-run("peftir.jobs:rerank_test", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.ranking:rerank_test", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `table`: see peftir.jobs.table."""
+"""Rule `table`: see peftir.jobs.reports.table."""
 from peftir.runner import run
 
-run("peftir.jobs:table", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.reports:table", snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `train`: see peftir.jobs.train."""
+"""Rule `train`: see peftir.jobs.ranking.train."""
 from peftir.runner import run
 
-run("peftir.jobs:train", snakemake)  # noqa: F821 (injected by Snakemake)
+run("peftir.jobs.ranking:train", snakemake)  # noqa: F821 (injected by Snakemake)

