@@ -331,6 +331,20 @@ def test_the_audit_fails_when_a_config_value_behind_a_job_changed(workflow):
 
 
 @pytest.mark.integration
+def test_the_report_shows_tables_figures_commit_config_and_versions(workflow):
+    result = snakemake(workflow, *TARGETS, "--report", str(workflow / "report.html"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = (workflow / "report.html").read_text()
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert commit.strip() and commit.strip() in report
+    assert f"<li>torch {torch.__version__}</li>" in report and "</tt> built at commit <tt" in report
+    assert f"Config files: {REPO / 'config.yaml'}, {workflow / 'tiny.yaml'}" in report
+    assert "max_doc_len" in report                           # the resolved config itself
+    for name in ("table3.tex", "table4.tex", "table5.tex", "figure4.pdf"):
+        assert name in report
+
+
+@pytest.mark.integration
 def test_retraining_with_the_same_seed_gives_the_same_run_file(workflow):
     """Last of the module: it retrains, so the tables built before are out of date afterwards."""
     target = "results/runs/vaswani/colbert/ss_lora_then_prefix/fold2-seed1.run"

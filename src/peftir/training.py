@@ -114,6 +114,7 @@ class Checkpoint:
             torch.save({"key": self.key, **state}, handle)
 
     def load(self) -> dict | None:
+        """The saved state (on the CPU: RNG states must stay there), or None if absent or of other settings."""
         if not self.path.exists():
             return None
         state = torch.load(self.path, map_location="cpu", weights_only=False)
@@ -160,7 +161,8 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, train_qids: li
         optimizer.load_state_dict(saved["optimizer"])
         _restore_rng_states(rng, saved["rng"])
         done = saved["epoch"]
-        result = TrainResult(saved["best_state"], saved["best_epoch"], saved["best_score"], saved["history"])
+        best = {name: tensor.to(ranker.device) for name, tensor in saved["best_state"].items()}
+        result = TrainResult(best, saved["best_epoch"], saved["best_score"], saved["history"])
         print(f"resumed from the checkpoint of epoch {done}", file=sys.stderr, flush=True)
     for epoch in range(done + 1, settings["epochs"] + 1):
         start = time.time()
