@@ -286,7 +286,7 @@ def test_a_clean_audit_passes_and_prints_the_chain(workflow):
     one = audit(workflow, "--cell", CELL, "--skip-config")
     assert one.returncode == 0
     assert f"cell {CELL}" in one.stdout and "commit " in one.stdout
-    assert one.stdout.count(" → metric ") == 3 * 2          # one chain line per fold × seed
+    assert one.stdout.count("(pytrec_eval agrees)") == 3 * 2     # one chain line per fold × seed
     assert "results/models/vaswani/colbert/ss_lora/fold1-seed1.pt" in one.stdout
 
 

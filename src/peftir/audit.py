@@ -163,27 +163,33 @@ class Auditor:
     def chain(self, item: Cell) -> list[str]:
         """Human-readable trace of a cell: commit → config → weights → run → metric → cell."""
         cell = item.cell
-        lines = [f"cell {item.id} ({item.label}, {cell['dataset']} {cell['metric']}"
-                 + (f", taken from {cell['method']}" if cell.get("method") and ":lft_best:" in item.id else "") + ")",
-                 f"  printed {cell['printed']}{cell['stars']} = raw {cell['value']!r} ({cell['rounding']})"]
+        taken = f", taken from {cell['method']}" if ":lft_best:" in item.id else ""
+        lines = [f"cell {item.id} ({item.label}, {cell['dataset']} {cell['metric']}{taken})",
+                 f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
+                 f"({cell['rounding']})"]
         if cell.get("ttest"):
-            lines.append(f"  star: p = {cell['p_value']} for per-seed means {cell['ttest']['values']} "
-                         f"vs full FT {cell['ttest']['baseline']}")
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for per-seed means "
+                         f"{cell['ttest']['values']} vs full FT's {cell['ttest']['baseline']}")
+        runs = []
         for entry in cell["runs"]:
             metrics = self.verified[entry["metrics_file"]]
             run_file = next(iter(metrics["inputs"]["run"]))
             run = self.verified[run_file]
-            steps = [f"run {run_file} [{run['outputs']['run'][run_file][:12]}]"]
             weights = run["inputs"].get("weights")
-            if weights:
-                weights_file = next(iter(weights))
-                train = self.verified[weights_file]
-                git = train["git"]
-                lines.append(f"  commit {git['commit']} ({'dirty' if git['dirty'] else 'clean'}), config "
-                             f"{train['configfiles'] or ['config.yaml']}: method {json.dumps(train['params']['method'])}")
-                steps.insert(0, f"weights {weights_file} [{weights[weights_file][:12]}]")
-            steps.append(f"metric {entry['metrics_file']} {cell['metric']} = {entry['value']!r} (pytrec_eval agrees)")
-            lines.append("    " + " → ".join(steps))
+            train = self.verified[next(iter(weights))] if weights else None
+            steps = ([f"weights {next(iter(weights))} [{next(iter(weights.values()))[:12]}]"] if weights else [])
+            steps += [f"run {run_file} [{run['outputs']['run'][run_file][:12]}]",
+                      f"{entry['metrics_file']}: {cell['metric']} {entry['value']!r} (pytrec_eval agrees)"]
+            runs.append((train or run, "    " + " → ".join(steps)))
+        commits = sorted({f"{r['git']['commit']} ({'dirty' if r['git']['dirty'] else 'clean'})" for r, _ in runs})
+        first = runs[0][0]
+        lines.append(f"  commit {', '.join(commits)}; config files {first['configfiles'] or ['config.yaml']}")
+        if first["rule"] == "train":
+            params = first["params"]
+            lines.append(f"  config → params: method {json.dumps(params['method'], sort_keys=True)}; "
+                         f"training {json.dumps(params['training'], sort_keys=True)}; "
+                         f"backbone {json.dumps(params['backbone'], sort_keys=True)}")
+        lines += [line for _, line in runs]
         return lines
 
 
