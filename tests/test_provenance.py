@@ -96,3 +96,18 @@ def test_a_checkpoint_of_other_settings_is_not_resumed(tmp_path):
     assert Checkpoint(tmp_path / "c.ckpt", key="b").load() is None
     Checkpoint(tmp_path / "c.ckpt", key="a").remove()
     assert not (tmp_path / "c.ckpt").exists() and not os.listdir(tmp_path)
+
+
+def test_an_unchanged_workflow_input_reuses_its_producers_hash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("results").mkdir()
+    Path("results/a.txt").write_text("made by a job")
+    record = provenance.job_record("r", {}, {}, {}, {"out": "results/a.txt"}, ".", "t0", "t1")
+    provenance.write_records(record)
+    assert provenance.input_sha256("results/a.txt") == provenance.sha256("results/a.txt")
+    stale = json.loads(provenance.record_path("results/a.txt").read_text())
+    stale["outputs"]["out"]["results/a.txt"] = "recorded"
+    provenance.record_path("results/a.txt").write_text(json.dumps(stale))
+    assert provenance.input_sha256("results/a.txt") == "recorded"       # same size and time: not re-read
+    Path("results/a.txt").write_text("changed by hand")
+    assert provenance.input_sha256("results/a.txt") == provenance.sha256("results/a.txt")

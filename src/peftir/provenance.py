@@ -84,6 +84,28 @@ def versions() -> dict[str, str | None]:
     return found
 
 
+def _stat(path: str) -> list[int]:
+    status = os.stat(path)
+    return [status.st_size, status.st_mtime_ns]
+
+
+def input_sha256(path: str) -> str:
+    """sha256 of an input; for a workflow output unchanged since its record was written (same size
+    and modification time), the hash its producer recorded. Without this every job would re-read
+    large shared inputs (a collection's documents, the BM25 run); ``peftir audit`` re-hashes all."""
+    if Path(path).parts[:1] != (RESULTS,):
+        return sha256(path)
+    try:
+        record = json.loads(record_path(path).read_text())
+    except (OSError, ValueError):
+        return sha256(path)
+    if record.get("stats", {}).get(path) == _stat(path):
+        for files in record["outputs"].values():
+            if path in files:
+                return files[path]
+    return sha256(path)
+
+
 def _files(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
     return {name: (paths if isinstance(paths, list) else [paths]) for name, paths in named.items()}
 
@@ -110,8 +132,9 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
         "rule": rule,
         "wildcards": wildcards,
         "params": params,
-        "inputs": {name: {path: sha256(path) for path in paths} for name, paths in _files(inputs).items()},
+        "inputs": {name: {path: input_sha256(path) for path in paths} for name, paths in _files(inputs).items()},
         "outputs": {name: {path: sha256(path) for path in paths} for name, paths in _files(outputs).items()},
+        "stats": {path: _stat(path) for paths in _files(outputs).values() for path in paths},
         "git": git_state(source),
         "source": source,
         "configfiles": [p for p in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if p],
