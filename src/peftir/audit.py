@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Callable, Iterator
 
-from . import evaluation, folds, provenance, stats, tables, trec
+from . import evaluation, provenance, stats, tables
 
 TOLERANCE = 1e-12
 
@@ -111,13 +111,10 @@ class Auditor:
         record = self.verify(metrics_file)
         stored = evaluation.read_metrics(metrics_file)
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if name != "code"}
-        run = trec.read_run(inputs["run"])
-        if "depth" in record["params"]:
-            run = trec.truncate_run(run, record["params"]["depth"])
-        test = folds.rotation(json.loads(Path(inputs["folds"]).read_text()), record["wildcards"]["fold"])["test"]
         metrics = record["params"]["metrics"]
-        per_query = evaluation.evaluate_run(run, trec.read_qrels(inputs["qrels"]), metrics, test)
-        summary = evaluation.metric_summary(per_query, metrics)
+        summary = evaluation.evaluate_fold(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
+                                           metrics, record["params"].get("depth"))
+        per_query = summary["per_query"]
         for metric in metrics:
             if not _close(summary["mean"][metric], stored["mean"][metric]):
                 self.fail(metrics_file, f"{metric} is {stored['mean'][metric]!r}, but pytrec_eval on "

@@ -9,11 +9,13 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import fmean
 
 import pytrec_eval
 
-from .trec import Qrels, Run, atomic_write, truncate_run
+from . import folds
+from .trec import Qrels, Run, atomic_write, read_qrels, read_run, truncate_run
 
 PerQuery = dict[str, dict[str, float]]
 
@@ -88,6 +90,17 @@ def metric_summary(per_query: PerQuery, metrics: list[str]) -> dict:
         "mean": {m: fmean(values[m] for values in per_query.values()) for m in metrics},
         "per_query": per_query,
     }
+
+
+def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, folds_path: str | os.PathLike,
+                  fold: str, metrics: list[str], depth: int | None = None) -> dict:
+    """Summary (``metric_summary``) of a run file on the test queries of ``fold``; ``depth`` cuts the run first
+    (BM25 as a reference row, at the depth the rerankers see). What the evaluate rule writes and the audit redoes."""
+    run = read_run(run_path)
+    if depth is not None:
+        run = truncate_run(run, depth)
+    test = folds.rotation(json.loads(Path(folds_path).read_text()), fold)["test"]
+    return metric_summary(evaluate_run(run, read_qrels(qrels_path), metrics, test), metrics)
 
 
 def write_metrics(path: str | os.PathLike, summary: dict, extra: dict) -> None:

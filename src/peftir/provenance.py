@@ -106,7 +106,8 @@ def input_sha256(path: str) -> str:
     return sha256(path)
 
 
-def _files(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
+def files_by_name(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
+    """A job's named inputs or outputs, each as a list of paths."""
     return {name: (paths if isinstance(paths, list) else [paths]) for name, paths in named.items()}
 
 
@@ -132,9 +133,9 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
         "rule": rule,
         "wildcards": wildcards,
         "params": params,
-        "inputs": {name: {path: input_sha256(path) for path in paths} for name, paths in _files(inputs).items()},
-        "outputs": {name: {path: sha256(path) for path in paths} for name, paths in _files(outputs).items()},
-        "stats": {path: _stat(path) for paths in _files(outputs).values() for path in paths},
+        "inputs": {name: {path: input_sha256(path) for path in paths} for name, paths in files_by_name(inputs).items()},
+        "outputs": {name: {path: sha256(path) for path in paths} for name, paths in files_by_name(outputs).items()},
+        "stats": {path: _stat(path) for paths in files_by_name(outputs).values() for path in paths},
         "git": git_state(source),
         "source": source,
         "configfiles": [p for p in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if p],

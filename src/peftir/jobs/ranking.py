@@ -50,9 +50,8 @@ def _checkpoint(job: Job) -> Checkpoint:
     The key covers params, wildcards and the inputs' sizes and modification times (code modules
     included), so a checkpoint is resumed only by the job that wrote it, never after a change.
     """
-    inputs = {name: [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns)
-                     for path in (paths if isinstance(paths, list) else [paths])]
-              for name, paths in sorted(job.input.items())}
+    inputs = {name: [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in paths]
+              for name, paths in sorted(provenance.files_by_name(job.input).items())}
     key = json.dumps([job.rule, job.params, job.wildcards, inputs], sort_keys=True, default=str)
     return Checkpoint(Path(job.output["weights"]).with_suffix(".ckpt"), hashlib.sha256(key.encode()).hexdigest())
 
