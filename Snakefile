@@ -7,7 +7,10 @@
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
 # DAG: download (ir_datasets) → folds → index → bm25 (Anserini) → train → rerank
-#      → evaluate (pytrec_eval) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
+#      → evaluate (ir_measures) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
+#
+# Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
+# paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
 
 from snakemake.utils import min_version
 
@@ -38,22 +41,18 @@ localrules:
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/bm25.smk"
-include: "workflow/rules/train.smk"
+include: "workflow/rules/rerankers.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 
 
 rule all:
     input:
-        (
-            "results/tables/table5.tex"
-            if "table5" in TABLES
-            else expand("results/tables/{table}.tex", table=TABLES)
-        ),
+        expand(PATHS.table_tex, table=["table5"] if "table5" in TABLES else TABLES),
     default_target: True
 
 
 rule all_tables:
     input:
-        expand("results/tables/{table}.tex", table=TABLES),
-        expand("results/figures/{figure}.pdf", figure=FIGURES),
+        expand(PATHS.table_tex, table=TABLES),
+        expand(PATHS.figure_pdf, figure=FIGURES),

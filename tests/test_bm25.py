@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from peftir import bm25, collections
-from peftir.trec import read_qrels, read_run
+from peftir.data import export
+from peftir.data.trec import read_qrels, read_run
+from peftir.retrieval import anserini as bm25
 
 VASWANI = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
 REFERENCE = {"P_20": 0.279, "ndcg_cut_5": 0.488, "ndcg_cut_20": 0.408, "map": 0.261}
@@ -18,7 +19,9 @@ REFERENCE = {"P_20": 0.279, "ndcg_cut_5": 0.488, "ndcg_cut_20": 0.408, "map": 0.
 def searched(irds_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Export, index and search once for the whole module."""
     root = tmp_path_factory.mktemp("bm25")
-    collections.export_dataset(VASWANI, root / "data")
+    data = root / "data"
+    export.export_dataset(VASWANI, data / "corpus" / "docs.jsonl", data / "queries.tsv", data / "qrels.txt",
+                          data / "info.json")
     log = io.StringIO()
     bm25.build_index(root / "data" / "corpus", root / "index", threads=2, log=log)
     bm25.search(root / "index", root / "data" / "queries.tsv", root / "run.txt",

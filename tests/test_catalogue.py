@@ -8,20 +8,21 @@ import torch
 import yaml
 from transformers.models.bert.modeling_bert import BertConfig
 
-from peftir import backbone, catalogue, methods, rankers
-from peftir.tables import format_count
+from peftir import layout
+from peftir.methods.learned import count_trainable, learned_parameters, learned_state, load_first_stage, \
+    load_learned_state
+from peftir.rankers import backbone, models
+from peftir.reports.cells import format_count
 
-from tiny import SETTINGS, backbone_weights, tiny_ranker
+from tiny import CONFIGURED, SETTINGS, apply_method, backbone_weights, tiny_ranker
 
-CONFIGURED = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["methods"]
-LR = {"ranker": 1e-2, "bert": 1e-2, "peft": 1e-2}
-LFT = [m for m in catalogue.CATALOGUE if m != "full"]
-CASES = [(m, r) for m in LFT for r in ("monobert", "twinbert", "colbert")
-         if r != "monobert" or not catalogue.CATALOGUE[m].bi_encoder_only]
+LFT = [m for m in layout.METHODS if m != "full"]
+CASES = [(m, r) for m in LFT for r in layout.RANKERS
+         if layout.RANKERS[r].bi_encoder or not layout.METHODS[m].bi_encoder_only]
 
 
 def _apply(ranker, method):
-    return methods.apply(ranker, method, catalogue.settings_for(method, CONFIGURED), LR)
+    return apply_method(ranker, method)
 
 
 def _steps(ranker, groups, steps=2):
@@ -50,9 +51,9 @@ def _score(ranker):
 ])
 def test_parameter_counts_at_bert_base_size(method, count, printed):
     base = backbone.from_config(BertConfig())   # bert-base shape: 12 layers, hidden 768; random weights
-    ranker = rankers.build("colbert", base.model, base.tokenizer, {**SETTINGS, "max_seq_len": 512})
+    ranker = models.build("colbert", base.model, base.tokenizer, {**SETTINGS, "max_seq_len": 512})
     _apply(ranker, method)
-    assert methods.count_trainable(ranker) == count
+    assert count_trainable(ranker) == count
     assert format_count(count) == printed
 
 
@@ -61,11 +62,11 @@ def test_backbone_stays_bitwise_unchanged_and_only_the_method_and_head_move(meth
     ranker = tiny_ranker(ranker_name)
     frozen = backbone_weights(ranker)
     groups = _apply(ranker, method)
-    before = methods.learned_state(ranker)
+    before = learned_state(ranker)
     _steps(ranker, groups)
     after = backbone_weights(ranker)
     assert after.keys() == frozen.keys() and all(torch.equal(after[k], v) for k, v in frozen.items())
-    moved = {n for n, p in methods.learned_state(ranker).items() if not torch.equal(p, before[n])}
+    moved = {n for n, p in learned_state(ranker).items() if not torch.equal(p, before[n])}
     assert any(n.startswith("peft.") or ".lora_" in n for n in moved)
     assert any(not n.startswith(("bert.", "peft.")) for n in moved)          # the head trains too
     trainable = {n for n, p in ranker.named_parameters() if p.requires_grad}
@@ -76,7 +77,7 @@ def _components(ranker):
     """Learned encoder parameters grouped by module (layer indices and A/B merged): peft.prefix.source,
     bert...value.lora.value_document, ..."""
     groups = {}
-    for name, parameter in methods.learned_parameters(ranker).items():
+    for name, parameter in learned_parameters(ranker).items():
         if name.startswith(("bert.", "peft.")):
             key = re.sub(r"\.\d+(?=\.|$)", "", name.rsplit(".", 1)[0] if "lora_" in name or "mlps" in name
                          or "specific" in name else name)
@@ -104,22 +105,22 @@ def test_every_learned_module_reaches_the_score(method, ranker_name):
                 parameter.copy_(value)
 
 
-SEQUENTIAL = [m for m, spec in catalogue.CATALOGUE.items() if spec.sequential]
+SEQUENTIAL = [m for m, spec in layout.METHODS.items() if spec.sequential]
 
 
 @pytest.mark.parametrize("method", SEQUENTIAL)
 def test_sequential_hybrid_trains_its_second_part_on_the_frozen_first(method):
-    first = catalogue.first_stage(method)
+    first = layout.first_stage(method)
     stage1 = tiny_ranker("colbert")
     _steps(stage1, _apply(stage1, first))
-    kept = methods.learned_state(stage1)
+    kept = learned_state(stage1)
 
     hybrid = tiny_ranker("colbert")
     groups = _apply(hybrid, method)
-    methods.load_first_stage(hybrid, kept)
+    load_first_stage(hybrid, kept)
     first_names = {n for n in kept if n.startswith(("bert.", "peft."))}
     _steps(hybrid, groups, steps=3)
-    state = methods.learned_state(hybrid)
+    state = learned_state(hybrid)
     assert all(torch.equal(state[n], kept[n]) for n in first_names)       # the first part never moves
     second = {n for n in state if n.startswith(("bert.", "peft.")) and n not in first_names}
     assert second and all(hybrid.get_parameter(n).requires_grad for n in second)
@@ -127,7 +128,7 @@ def test_sequential_hybrid_trains_its_second_part_on_the_frozen_first(method):
 
     rebuilt = tiny_ranker("colbert")        # what the rerank job does: the method, then the saved state
     _apply(rebuilt, method)
-    methods.load_learned_state(rebuilt, state)
+    load_learned_state(rebuilt, state)
     assert torch.equal(_score(rebuilt), _score(hybrid))
 
 
@@ -137,20 +138,22 @@ def test_a_first_stage_from_another_method_is_rejected():
     hybrid = tiny_ranker("colbert")
     _apply(hybrid, "prefix_then_lora")
     with pytest.raises(ValueError, match="do not match"):
-        methods.load_first_stage(hybrid, methods.learned_state(stage1))
+        load_first_stage(hybrid, learned_state(stage1))
 
 
 def test_settings_come_only_from_the_entries_a_method_uses():
     changed = {**CONFIGURED, "lora": {**CONFIGURED["lora"], "rank": 4}}
-    affected = {m for m in catalogue.CATALOGUE
-                if catalogue.settings_for(m, changed) != catalogue.settings_for(m, CONFIGURED)}
+    affected = {m for m in layout.METHODS
+                if layout.resolve_method(m, changed) != layout.resolve_method(m, CONFIGURED)}
     assert affected == {"lora", "prefix_lora", "prefix_then_lora", "lora_then_prefix", "ss_lora",
                         "ss_lora_hetero_query", "ss_lora_none", "prefix_then_ss_lora", "ss_lora_then_prefix"}
-    assert catalogue.settings_for("ss_prefix_concat", CONFIGURED)["variant"] == "concat"
-    assert catalogue.settings_for("ss_lora_then_prefix", CONFIGURED)["ss_lora"]["variant"] == "hetero_value"
+    assert layout.resolve_method("ss_prefix_concat", CONFIGURED)["parts"][0]["settings"]["variant"] == "concat"
+    hybrid = layout.resolve_method("ss_lora_then_prefix", CONFIGURED)
+    assert [(p["method"], p["builder"]) for p in hybrid["parts"]] == [("ss_lora", "ss_lora"), ("prefix", "prefix")]
+    assert hybrid["parts"][0]["settings"]["variant"] == "hetero_value" and hybrid["sequential"]
 
 
-@pytest.mark.parametrize("method", [m for m, spec in catalogue.CATALOGUE.items() if spec.bi_encoder_only])
+@pytest.mark.parametrize("method", [m for m, spec in layout.METHODS.items() if spec.bi_encoder_only])
 def test_semi_siamese_methods_refuse_cross_encoders(method):
     with pytest.raises(ValueError, match="bi-encoders"):
         _apply(tiny_ranker("monobert"), method)
@@ -158,5 +161,6 @@ def test_semi_siamese_methods_refuse_cross_encoders(method):
 
 def test_the_schema_names_exactly_the_catalogue():
     schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
-    assert schema["$defs"]["method"]["enum"] == list(catalogue.CATALOGUE)
-    assert schema["$defs"]["table_row"]["enum"] == [*catalogue.CATALOGUE, catalogue.BEST_OF]
+    assert schema["$defs"]["method"]["enum"] == list(layout.METHODS)
+    assert schema["$defs"]["table_row"]["enum"] == [*layout.METHODS, layout.BEST_OF]
+    assert schema["$defs"]["ranker"]["enum"] == list(layout.RANKERS)

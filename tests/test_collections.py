@@ -10,16 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from peftir import collections
-from peftir.trec import read_qrels, read_topics
+from peftir.data import export
+from peftir.data.trec import read_qrels, read_topics
 
 VASWANI = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
 ROBUST04 = {"irds": "disks45/nocr/trec-robust-2004", "query_field": "title", "doc_fields": ["title", "body"],
             "licence": "TREC disks 4 and 5 (https://trec.nist.gov/data/cd45/)"}
 
 
+def _export(spec: dict, out: Path) -> dict:
+    return export.export_dataset(spec, out / "corpus" / "docs.jsonl", out / "queries.tsv", out / "qrels.txt",
+                                      out / "info.json")
+
+
 def test_export_vaswani(irds_home: Path, tmp_path: Path) -> None:
-    info = collections.export_dataset(VASWANI, tmp_path)
+    info = _export(VASWANI, tmp_path)
     assert (info["docs"], info["queries"], info["qrels"]) == (11429, 93, 2083)
     assert json.loads((tmp_path / "info.json").read_text()) == info
     lines = (tmp_path / "corpus" / "docs.jsonl").read_text().splitlines()
@@ -34,20 +39,20 @@ def test_export_vaswani(irds_home: Path, tmp_path: Path) -> None:
 
 
 def test_normalise_collapses_whitespace_keeps_case() -> None:
-    assert collections.normalise("  A\tb\n\nC  ") == "A b C"
+    assert export.normalise("  A\tb\n\nC  ") == "A b C"
 
 
 def test_export_unknown_field_names_the_available_ones(irds_home: Path, tmp_path: Path) -> None:
     with pytest.raises(KeyError, match="body"):
-        collections.export_dataset({**VASWANI, "doc_fields": ["body"]}, tmp_path)
+        _export({**VASWANI, "doc_fields": ["body"]}, tmp_path)
 
 
 def test_missing_licensed_collection_fails_fast(irds_home: Path, tmp_path: Path) -> None:
     """irds_home holds only vaswani. ir_datasets binds its home at first import, so an in-process
     test cannot switch homes safely; the fresh-interpreter test below covers an empty home."""
     start = time.monotonic()
-    with pytest.raises(collections.MissingDataError) as error:
-        collections.export_dataset(ROBUST04, tmp_path / "out")
+    with pytest.raises(export.MissingDataError) as error:
+        _export(ROBUST04, tmp_path / "out")
     assert time.monotonic() - start < 10
     message = str(error.value)
     assert ROBUST04["licence"] in message
@@ -59,7 +64,7 @@ def test_missing_licensed_collection_fails_fast(irds_home: Path, tmp_path: Path)
 def test_check_available_in_fresh_empty_home(tmp_path: Path) -> None:
     """A fresh interpreter with an empty IR_DATASETS_HOME: the message names $HOME/disks45/corpus."""
     home = tmp_path / "empty"
-    code = ("import json, sys; from peftir.collections import check_available; "
+    code = ("import json, sys; from peftir.data.export import check_available; "
             "print(check_available(json.loads(sys.argv[1])))")
     env = {**os.environ, "IR_DATASETS_HOME": str(home)}
     result = subprocess.run([sys.executable, "-c", code, json.dumps(ROBUST04)], env=env,
@@ -69,4 +74,4 @@ def test_check_available_in_fresh_empty_home(tmp_path: Path) -> None:
 
 
 def test_check_available_when_present(irds_home: Path) -> None:
-    assert collections.check_available({**VASWANI, "licence": "the Vaswani collection"}) is None
+    assert export.check_available({**VASWANI, "licence": "the Vaswani collection"}) is None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.config import ConfigError, validate
+from peftir.workflow.config import ConfigError, validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -52,11 +52,12 @@ def test_paper_configuration_plans_the_full_matrix_without_data(tmp_path):
     assert dry_run(tmp_path, configs=paper)["train"] == folds * 2 * (7 + 4) * 3   # default target: Table 5
 
 
-def test_a_first_stage_of_other_length_is_trained_on_its_own(tmp_path):
+def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_share_it(tmp_path):
     overlay = tmp_path / "m.yaml"
     overlay.write_text("training: {sequential: {first_epochs: 1, second_epochs: 1}}\n")
     counts = dry_run(tmp_path, configs=(str(overlay),))
-    assert counts["train_first_stage"] == 4 * 2 * 5 * 3   # 4 sequential hybrids of Tables 4-5 × 2 rankers
+    # Tables 4-5's hybrids start from prefix (twice), lora and ss_lora: 3 first stages × 2 rankers
+    assert counts["train_first_stage"] == 3 * 2 * 5 * 3
     assert counts["train"] == 11 * 2 * 5 * 3
 
 
@@ -82,7 +83,17 @@ def test_a_first_stage_of_other_length_is_trained_on_its_own(tmp_path):
     (lambda c: c["ranker"]["twinbert"].update(pooling="max"), "allowed: mean, cls"),
     (lambda c: c["methods"]["lora"].update(scaling="peft"), "allowed: alpha_over_r, r_over_alpha"),
     (lambda c: c["training"].update(epoch=3), "unknown key(s) epoch"),
-    (lambda c: c["experiment"].update(metrics=["P@20", "precision"]), "allowed forms: P@k, nDCG@k"),
+    (lambda c: c["experiment"].update(metrics=["P@20", "precision"]),
+     "config key experiment.metrics[1] = 'precision': 'precision' is not an ir_measures measure"),
+    (lambda c: c["experiment"].update(metrics=["P@20", "MAP"]),
+     "config key experiment.metrics[1] = 'MAP': ir_measures calls 'MAP' 'AP': use its name"),
+    (lambda c: c["datasets"]["vaswani"].update(validation_metric="P@0"),
+     "config key datasets.vaswani.validation_metric = 'P@0': 'P@0': the cutoff must be a positive integer"),
+    (lambda c: c["datasets"].update({"../../x": c["datasets"]["vaswani"]}),
+     "config key datasets.../../x: names are letters, digits"),
+    (lambda c: c["datasets"]["vaswani"].update(training={"epoch": 0}),
+     "config key datasets.vaswani.training: unknown key(s) epoch"),
+    (lambda c: c["execution"].update(warm_worker="yes"), "config key execution.warm_worker = 'yes'"),
 ])
 def test_config_errors_name_the_key_and_allowed_values(change, message):
     config = copy.deepcopy(DEFAULT)
@@ -105,34 +116,52 @@ def test_snakemake_stops_before_any_job_with_one_message(tmp_path):
     assert "Job stats" not in output and not (tmp_path / "results").exists()
 
 
-def test_rules_ask_for_the_configured_resources_with_site_settings_from_the_environment(tmp_path):
-    env = {**os.environ, "PEFTIR_SLURM_GPU_PARTITION": "a100", "PEFTIR_SLURM_PARTITION": "cpu",
-           "PEFTIR_SLURM_ACCOUNT": "ir-lab", "PEFTIR_SLURM_SITE": str(tmp_path / "none.yaml")}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
-                             str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+# One training job per dataset (and what it needs: export, folds, index, BM25) of the paper configuration.
+TRAINING = [f"results/models/{d}/colbert/lora/fold1-seed1.pt" for d in ("robust04", "msmarco-doc")]
+
+
+def _dry_run_resources(workdir: Path, *args: str, env: dict | None = None) -> dict[tuple[str, str | None], dict]:
+    """The resources ``snakemake -n`` shows per (rule, dataset) for the paper configuration."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", *TRAINING, "-n", "--cores", "1", *args, "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile",
                              str(REPO / "config.yaml"), str(REPO / "config/paper.yaml")],
-                            capture_output=True, text=True, env=env)
+                            capture_output=True, text=True, env=env, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     resources = {}
-    for block in result.stdout.split("\nrule ")[1:]:
-        rule = block.split(":")[0]
+    for block in re.split(r"\n(?=(?:local)?rule )", result.stdout)[1:]:
+        rule = re.match(r"(?:local)?rule (\w+):", block).group(1)
         dataset = re.search(r"dataset=([\w-]+)", block)
         line = re.search(r"resources: (.*)", block).group(1)
         resources[(rule, dataset.group(1) if dataset else None)] = dict(i.split("=", 1) for i in line.split(", "))
+    return resources
+
+
+def test_rules_ask_for_the_configured_resources_per_rule_and_dataset(tmp_path):
+    resources = _dry_run_resources(tmp_path)
     train, marco = resources[("train", "robust04")], resources[("train", "msmarco-doc")]
-    assert (train["runtime"], train["mem_mb"], train["gpu"], train["slurm_partition"]) == ("2880", "32000", "1", "a100")
+    assert (train["runtime"], train["mem_mb"], train["gpu"]) == ("2880", "32000", "1")
     assert marco["runtime"] == "1440" and marco["mem_mb"] == "32000"      # the dataset's override, the rest global
-    index = resources[("index", "robust04")]
-    assert (index["gpu"], index["slurm_partition"], index["slurm_account"]) == ("0", "cpu", "ir-lab")
-    assert "gpu_model" not in train
+    assert resources[("index", "robust04")]["gpu"] == "0" and resources[("folds", "robust04")]["runtime"] == "30"
+    assert "gpu_model" not in train and "slurm_partition" not in train   # partitions: the SLURM profile's business
 
 
-def test_site_settings_file_with_an_unknown_key_is_refused(tmp_path):
-    site = tmp_path / "site.yaml"
-    site.write_text("partition: cpu\naccunt: typo\n")
+def test_the_slurm_profile_takes_site_settings_from_the_environment(tmp_path):
+    env = {**os.environ, "PEFTIR_SLURM_ACCOUNT": "ir-lab"}
+    resources = _dry_run_resources(tmp_path, "--profile", "slurm", env=env)
+    assert resources[("train", "robust04")]["slurm_account"] == "ir-lab"
+    assert resources[("index", "robust04")]["slurm_account"] == "ir-lab"
+    bare = _dry_run_resources(tmp_path, "--profile", "slurm", env={k: v for k, v in os.environ.items()
+                                                                    if not k.startswith("PEFTIR_SLURM_")})
+    assert "slurm_account" not in bare[("train", "robust04")]
+
+
+def test_a_gpu_model_reaches_the_rules_that_ask_for_it(tmp_path):
+    overlay = tmp_path / "site.yaml"
+    overlay.write_text("resources: {train: {threads: 4, mem_mb: 32000, runtime: 2880, gpu: 1, gpu_model: a100}}\n")
     result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
                              str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
-                             str(REPO / "config.yaml")],
-                            capture_output=True, text=True, env={**os.environ, "PEFTIR_SLURM_SITE": str(site)})
-    assert result.returncode != 0
-    assert "unknown keys ['accunt']" in result.stdout + result.stderr
+                             str(REPO / "config.yaml"), str(overlay)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    train = next(b for b in re.split(r"\n(?=(?:local)?rule )", result.stdout) if b.startswith(("rule train:",
+                                                                                               "localrule train:")))
+    assert "gpu_model=a100" in train

@@ -1,12 +1,12 @@
-"""Metrics must match trec_eval; expectations are computed by hand here."""
+"""Metrics (ir_measures) must match trec_eval; expectations are computed by hand here."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from peftir.evaluation import (evaluate_run, metric_summary, parse_metric, read_metrics,
-                               write_metrics)
+from peftir.evaluation.metrics import evaluate_run, metric_summary, read_metrics, write_metrics
+from peftir.layout import measure
 
 # q1 has graded judgments; d4 (relevant) is never retrieved, d3 is judged non-relevant.
 QRELS = {
@@ -21,14 +21,14 @@ RUN = {
 
 
 def test_precision_recall_map_on_hand_example() -> None:
-    result = evaluate_run(RUN, QRELS, ["P@2", "P@5", "R@2", "R@100", "MAP"], qids=["q1"])
+    result = evaluate_run(RUN, QRELS, ["P@2", "P@5", "R@2", "R@100", "AP"], qids=["q1"])
     q1 = result["q1"]
     assert q1["P@2"] == pytest.approx(1 / 2)
     assert q1["P@5"] == pytest.approx(2 / 5)
     assert q1["R@2"] == pytest.approx(1 / 3)
     assert q1["R@100"] == pytest.approx(2 / 3)
     # relevant at ranks 2 and 4, 3 relevant in all: (1/2 + 2/4) / 3
-    assert q1["MAP"] == pytest.approx((1 / 2 + 2 / 4) / 3)
+    assert q1["AP"] == pytest.approx((1 / 2 + 2 / 4) / 3)
 
 
 def test_ndcg_uses_grades_and_log2_discounts() -> None:
@@ -40,14 +40,14 @@ def test_ndcg_uses_grades_and_log2_discounts() -> None:
     assert q1["nDCG@5"] == pytest.approx(dcg5 / ideal3)
 
 
-def test_mrr_counts_only_the_top_k() -> None:
+def test_reciprocal_rank_counts_only_the_top_k() -> None:
     qrels = {"q": {"rel": 1}}
     run = {"q": {f"n{i:02d}": 100.0 - i for i in range(10)} | {"rel": 50.0}}  # rel at rank 11
-    result = evaluate_run(run, qrels, ["MRR@10", "MRR@11"])["q"]
-    assert result["MRR@10"] == 0.0
-    assert result["MRR@11"] == pytest.approx(1 / 11)
-    assert evaluate_run(RUN, QRELS, ["MRR@1", "MRR@10"], qids=["q1"])["q1"] == {
-        "MRR@1": 0.0, "MRR@10": pytest.approx(1 / 2)}
+    result = evaluate_run(run, qrels, ["RR@10", "RR@11", "RR"])["q"]
+    assert result["RR@10"] == 0.0
+    assert result["RR@11"] == result["RR"] == pytest.approx(1 / 11)
+    assert evaluate_run(RUN, QRELS, ["RR@1", "RR@10"], qids=["q1"])["q1"] == {
+        "RR@1": 0.0, "RR@10": pytest.approx(1 / 2)}
 
 
 def test_query_without_relevant_documents_is_skipped() -> None:
@@ -58,20 +58,20 @@ def test_query_without_relevant_documents_is_skipped() -> None:
 
 
 def test_query_missing_from_run_scores_zero() -> None:
-    result = evaluate_run(RUN, QRELS, ["P@2", "nDCG@5", "MAP", "MRR@10", "R@100"], qids=["q3"])
-    assert result == {"q3": {"P@2": 0.0, "nDCG@5": 0.0, "MAP": 0.0, "MRR@10": 0.0, "R@100": 0.0}}
+    result = evaluate_run(RUN, QRELS, ["P@2", "nDCG@5", "AP", "RR@10", "R@100"], qids=["q3"])
+    assert result == {"q3": {"P@2": 0.0, "nDCG@5": 0.0, "AP": 0.0, "RR@10": 0.0, "R@100": 0.0}}
 
 
 def test_summary_mean_and_round_trip(tmp_path) -> None:
-    per_query = evaluate_run(RUN, QRELS, ["P@2", "MAP"])
-    summary = metric_summary(per_query, ["P@2", "MAP"])
+    per_query = evaluate_run(RUN, QRELS, ["P@2", "AP"])
+    summary = metric_summary(per_query, ["P@2", "AP"])
     assert summary["queries"] == 2
     assert summary["mean"]["P@2"] == pytest.approx((1 / 2 + 0) / 2)
     write_metrics(tmp_path / "m.json", summary, {"dataset": "toy", "fold": "f1"})
     stored = read_metrics(tmp_path / "m.json")
-    assert stored["dataset"] == "toy" and stored["metrics"] == ["P@2", "MAP"]
-    assert stored["queries"] == 2 and stored["per_query"]["q3"]["MAP"] == 0.0
-    assert stored["mean"]["MAP"] == pytest.approx(((1 / 2 + 2 / 4) / 3) / 2)
+    assert stored["dataset"] == "toy" and stored["metrics"] == ["P@2", "AP"]
+    assert stored["queries"] == 2 and stored["per_query"]["q3"]["AP"] == 0.0
+    assert stored["mean"]["AP"] == pytest.approx(((1 / 2 + 2 / 4) / 3) / 2)
 
 
 def test_summary_refuses_an_empty_evaluation() -> None:
@@ -79,14 +79,19 @@ def test_summary_refuses_an_empty_evaluation() -> None:
         metric_summary({}, ["P@2"])
 
 
-@pytest.mark.parametrize("name, measure", [("P@20", "P_20"), ("nDCG@5", "ndcg_cut_5"),
-                                           ("MAP", "map"), ("R@100", "recall_100"),
-                                           ("MRR@10", "recip_rank")])
-def test_parse_metric_maps_to_trec_eval(name: str, measure: str) -> None:
-    assert parse_metric(name).measure == measure
+@pytest.mark.parametrize("name, provider", [("P@20", "pytrec_eval"), ("nDCG@5", "pytrec_eval"), ("AP", "pytrec_eval"),
+                                            ("R@1000", "pytrec_eval"), ("RR@10", "msmarco")])
+def test_metric_names_are_ir_measures_names_with_a_fixed_provider(name: str, provider: str) -> None:
+    from peftir.layout import measure_provider
+
+    assert str(measure(name)) == name
+    assert measure_provider(measure(name)).NAME == provider
 
 
-@pytest.mark.parametrize("bad", ["P@0", "ndcg@5", "MAP@10", "MRR", "P@x", "recall", ""])
-def test_parse_metric_rejects_unknown_forms(bad: str) -> None:
-    with pytest.raises(ValueError, match="P@k"):
-        parse_metric(bad)
+@pytest.mark.parametrize("bad, why", [("P@0", "positive integer"), ("ndcg@5", "not an ir_measures measure"),
+                                      ("MAP", "calls 'MAP' 'AP'"), ("MRR@10", "calls 'MRR@10' 'RR@10'"),
+                                      ("P@x", "not an ir_measures measure"), ("recall", "not an ir_measures"),
+                                      ("", "not an ir_measures measure"), ("ERR@20", "none of the providers")])
+def test_unknown_or_alias_metric_names_are_rejected_with_the_reason(bad: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        measure(bad)

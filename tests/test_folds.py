@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peftir import folds
+from peftir.data import folds
 
 QIDS = [str(q) for q in range(1, 48)]  # 47 queries: folds of 9 or 10
 SEEDED = {"folds": {"scheme": "seeded", "n": 5, "seed": 42}}

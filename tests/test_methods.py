@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from peftir import methods
+from peftir.layout import resolve_method
+from peftir.methods import learned
+from peftir.methods.attach import apply
 
-from tiny import backbone_weights, tiny_ranker
-
-LR = {"ranker": 1e-2, "bert": 1e-2, "peft": 1e-2}
+from tiny import LR, apply_method, backbone_weights, tiny_ranker
 LORA = {"rank": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["query", "value"], "scaling": "alpha_over_r"}
 
 
@@ -23,7 +23,7 @@ def _train_steps(ranker, groups, steps=3):
 def test_lora_leaves_backbone_weights_bitwise_unchanged(name):
     ranker = tiny_ranker(name)
     before = backbone_weights(ranker)
-    groups = methods.apply(ranker, "lora", LORA, LR)
+    groups = apply_method(ranker, "lora", lora=LORA)
     head_before = [p.clone() for p in ranker.head_parameters()]
     _train_steps(ranker, groups)
     after = backbone_weights(ranker)
@@ -37,24 +37,24 @@ def test_lora_leaves_backbone_weights_bitwise_unchanged(name):
 def test_full_finetuning_moves_backbone_weights():
     ranker = tiny_ranker("twinbert")
     before = ranker.bert.encoder.layer[0].attention.self.query.weight.clone()
-    _train_steps(ranker, methods.apply(ranker, "full", {}, LR))
+    _train_steps(ranker, apply_method(ranker, "full"))
     assert not torch.equal(before, ranker.bert.encoder.layer[0].attention.self.query.weight)
 
 
 def test_lora_parameter_count_is_computed_from_the_modules():
     ranker = tiny_ranker("colbert")
-    methods.apply(ranker, "lora", LORA, LR)
+    apply_method(ranker, "lora", lora=LORA)
     layers, hidden, rank = 2, 32, 4
-    assert methods.count_trainable(ranker) == 2 * layers * rank * (hidden + hidden)
+    assert learned.count_trainable(ranker) == 2 * layers * rank * (hidden + hidden)
     full = tiny_ranker("colbert")
-    methods.apply(full, "full", {}, LR)
-    assert methods.count_trainable(full) == sum(p.numel() for p in full.bert.parameters())
+    apply_method(full, "full")
+    assert learned.count_trainable(full) == sum(p.numel() for p in full.bert.parameters())
 
 
 @pytest.mark.parametrize("scaling, expected", [("alpha_over_r", 8 / 4), ("r_over_alpha", 4 / 8)])
 def test_lora_scaling_convention(scaling, expected):
     ranker = tiny_ranker("twinbert")
-    methods.apply(ranker, "lora", {**LORA, "scaling": scaling}, LR)
+    apply_method(ranker, "lora", lora={**LORA, "scaling": scaling})
     layer = ranker.bert.encoder.layer[0].attention.self.query
     assert layer.scaling["default"] == pytest.approx(expected)
 
@@ -62,30 +62,36 @@ def test_lora_scaling_convention(scaling, expected):
 def test_optimizer_groups_use_table8_learning_rates():
     lr = {"ranker": 1e-4, "bert": 1e-5, "peft": 2e-4}
     ranker = tiny_ranker("monobert")
-    groups = methods.apply(ranker, "lora", LORA, lr)
+    groups = apply_method(ranker, "lora", lr, lora=LORA)
     head = {id(p) for p in ranker.head_parameters()}
     for group in groups:
         is_head = all(id(p) in head for p in group["params"])
         assert group["lr"] == (lr["ranker"] if is_head else lr["peft"])
-    assert {g["lr"] for g in methods.apply(tiny_ranker("monobert"), "full", {}, lr)} == {1e-5, 1e-4}
+    assert {g["lr"] for g in apply_method(tiny_ranker("monobert"), "full", lr)} == {1e-5, 1e-4}
 
 
 def test_saved_state_round_trips_and_rejects_another_method():
     trained = tiny_ranker("twinbert")
-    _train_steps(trained, methods.apply(trained, "lora", LORA, LR))
-    state = methods.learned_state(trained)
+    _train_steps(trained, apply_method(trained, "lora", lora=LORA))
+    state = learned.learned_state(trained)
     fresh = tiny_ranker("twinbert")
-    methods.apply(fresh, "lora", LORA, LR)
-    methods.load_learned_state(fresh, state)
+    apply_method(fresh, "lora", lora=LORA)
+    learned.load_learned_state(fresh, state)
     trained.eval(), fresh.eval()
     with torch.no_grad():
         assert torch.equal(trained.score_pairs([[2000]], [[3000]]), fresh.score_pairs([[2000]], [[3000]]))
     other = tiny_ranker("twinbert")
-    methods.apply(other, "full", {}, LR)
+    apply_method(other, "full")
     with pytest.raises(ValueError, match="do not match"):
-        methods.load_learned_state(other, state)
+        learned.load_learned_state(other, state)
 
 
 def test_unknown_method_is_rejected():
     with pytest.raises(ValueError, match="allowed: full, prompt, prefix, lora, lora_pp, prefix_lora"):
-        methods.apply(tiny_ranker("twinbert"), "bitfit", {}, LR)
+        resolve_method("bitfit", {})
+
+
+def test_an_unknown_builder_is_an_error_not_a_silent_default():
+    spec = {**resolve_method("lora", {"lora": LORA}), "parts": [{"method": "x", "builder": "bitfit", "settings": {}}]}
+    with pytest.raises(KeyError, match="bitfit"):
+        apply(tiny_ranker("twinbert"), spec, LR)

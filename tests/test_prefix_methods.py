@@ -2,11 +2,9 @@
 import pytest
 import torch
 
-from peftir import methods, rankers
+from peftir.rankers import models as rankers
 
-from tiny import SETTINGS, tiny_ranker
-
-LR = {"ranker": 1e-2, "bert": 1e-2, "peft": 1e-2}
+from tiny import SETTINGS, apply_method, tiny_ranker
 LORA = {"rank": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["query", "value"], "scaling": "alpha_over_r"}
 PREFIX = {"length": 10, "bottleneck": 256, "kind": "hidden"}
 SETTINGS_OF = {
@@ -27,7 +25,7 @@ def _small(method):
 @pytest.mark.parametrize("kind", ["hidden", "kv"])
 def test_prefixes_reach_every_layer_and_never_appear_in_outputs(kind):
     ranker = tiny_ranker("twinbert").eval()
-    methods.apply(ranker, "prefix", {**PREFIX, "length": 3, "kind": kind}, LR)
+    apply_method(ranker, "prefix", prefix={**PREFIX, "length": 3, "kind": kind})
     ids = torch.tensor([[101, 2000, 2001, 102]])
     with torch.no_grad():
         base = ranker.bert(input_ids=ids).last_hidden_state
@@ -42,7 +40,7 @@ def test_prefixes_reach_every_layer_and_never_appear_in_outputs(kind):
 def test_padding_does_not_change_prefixed_outputs(method):
     """The attention mask is extended for the new positions: padded and unpadded inputs agree."""
     ranker = tiny_ranker("twinbert").eval()
-    methods.apply(ranker, method, _small(method), LR)
+    apply_method(ranker, method, **{method: _small(method)})
     with torch.no_grad():
         alone = ranker.encode([[2000, 2001]], rankers.QUERY)[0]
         padded = ranker.encode([[2000, 2001], [2002, 2003, 2004, 2005, 2006]], rankers.QUERY)[0]
@@ -51,7 +49,7 @@ def test_padding_does_not_change_prefixed_outputs(method):
 
 def test_changing_the_prefix_changes_the_score():
     ranker = tiny_ranker("colbert").eval()
-    methods.apply(ranker, "prefix", _small("prefix"), LR)
+    apply_method(ranker, "prefix", prefix=_small("prefix"))
     with torch.no_grad():
         before = ranker.score_pairs([[2000]], [[3000, 3001]])
         ranker.peft["prefix"].source.source.mul_(-3.0)
@@ -60,7 +58,7 @@ def test_changing_the_prefix_changes_the_score():
 
 def test_lora_pp_adds_the_attention_output_dense_only():
     ranker = tiny_ranker("monobert")
-    methods.apply(ranker, "lora_pp", _small("lora_pp"), LR)
+    apply_method(ranker, "lora_pp", lora_pp=_small("lora_pp"))
     adapted = {n.rsplit(".lora_A", 1)[0] for n, _ in ranker.bert.named_parameters() if ".lora_A" in n}
     assert adapted == {f"encoder.layer.{i}.{m}" for i in range(2)
                        for m in ("attention.self.query", "attention.self.value", "attention.output.dense")}
@@ -68,5 +66,5 @@ def test_lora_pp_adds_the_attention_output_dense_only():
 
 def test_prompt_tuning_keeps_sequences_within_the_position_limit():
     ranker = tiny_ranker("monobert")
-    methods.apply(ranker, "prompt", _small("prompt"), LR)
+    apply_method(ranker, "prompt", prompt=_small("prompt"))
     assert ranker.max_seq_len == SETTINGS["max_seq_len"] - 3

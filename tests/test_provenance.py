@@ -1,90 +1,90 @@
-"""Provenance records, the code inputs of rules, and training checkpoints."""
+"""Provenance records, code versions by content, run headers and training checkpoints."""
 import json
 import os
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
 
-import peftir
+from peftir.data import trec
+from peftir.provenance import code_version, records
+from peftir.provenance.ir_metadata import ir_metadata
+from peftir.training.checkpoint import Checkpoint
 
-from peftir import provenance, runner, trec
-from peftir.code import modules_used
-from peftir.runner import Job, execute
-from peftir.training import Checkpoint
-
-
-def _names(module: str) -> set[str]:
-    """The package files of a job module's closure, relative to the package (``jobs/common.py``)."""
-    return {Path(p).relative_to(Path(peftir.__file__).parent).as_posix() for p in modules_used(module)}
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 
 
-def test_a_rules_code_is_the_import_closure_of_its_job_module():
-    reports, ranking = _names("peftir.jobs.reports"), _names("peftir.jobs.ranking")
-    assert {"stats.py", "tables.py", "figures.py", "runner.py", "provenance.py"} <= reports
-    assert "training.py" not in reports and "rankers.py" not in reports
-    assert {"training.py", "methods.py", "prefix.py", "semi_siamese.py", "rankers.py", "jobs/common.py"} <= ranking
-    assert "stats.py" not in ranking and "tables.py" not in ranking
-    assert "bm25.py" not in _names("peftir.jobs.folding")
+def test_a_rules_code_is_what_its_script_runs_without_the_infrastructure():
+    table, train = code_version.modules(str(SCRIPTS / "table.py")), code_version.modules(str(SCRIPTS / "train.py"))
+    assert {"peftir.reports.tables", "peftir.reports.cells", "peftir.evaluation.stats", "peftir.layout"} <= set(table)
+    assert not any(m.startswith(("peftir.training", "peftir.rankers", "peftir.methods")) for m in table)
+    assert {"peftir.training.loop", "peftir.methods.lora", "peftir.methods.ss_lora", "peftir.rankers.models",
+            "peftir.evaluation.metrics"} <= set(train)                   # validation is scored inside training
+    assert "peftir.evaluation.stats" not in train and "peftir.reports.tables" not in train
+    for modules in (table, train):
+        assert not any(m.startswith(code_version.INFRASTRUCTURE) for m in modules)
 
 
-def test_an_unknown_job_module_is_an_error():
+def test_a_script_importing_an_unknown_module_is_an_error(tmp_path):
+    (tmp_path / "bad.py").write_text("from peftir.nothing import x\n")
     with pytest.raises(ImportError, match="not a module"):
-        modules_used("peftir.jobs.nothing")
+        code_version.modules(str(tmp_path / "bad.py"))
+
+
+@pytest.mark.parametrize("edit, counts", [
+    ("# a comment\n", False),
+    ('"""A docstring."""\n', False),
+    ("def f(x):\n    log.info('a new message %s', x)\n    print('progress', file=sys.stderr)\n    return x\n", None),
+    ("def f(x):\n    return x + 1\n", True),
+])
+def test_digests_ignore_comments_docstrings_and_log_statements(tmp_path, edit, counts):
+    base = tmp_path / "base.py"
+    base.write_text("import sys\n\ndef f(x):\n    return x\n")
+    edited = tmp_path / "edited.py"
+    edited.write_text(base.read_text().replace("def f(x):\n    return x\n", edit) if counts is None
+                      else base.read_text() + edit)
+    same = code_version.digest(base) == code_version.digest(edited)
+    assert same is (counts is not True)
 
 
 def test_directory_hashes_cover_names_and_contents(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x").write_text("1")
-    first = provenance.sha256(tmp_path / "a")
+    first = records.sha256(tmp_path / "a")
     (tmp_path / "a" / "x").write_text("2")
-    second = provenance.sha256(tmp_path / "a")
+    second = records.sha256(tmp_path / "a")
     (tmp_path / "a" / "x").rename(tmp_path / "a" / "y")
-    assert len({first, second, provenance.sha256(tmp_path / "a")}) == 3
+    assert len({first, second, records.sha256(tmp_path / "a")}) == 3
 
 
 def test_records_live_under_results_provenance():
-    assert provenance.record_path("results/runs/v/bm25.run") == Path("results/provenance/runs/v/bm25.run.json")
+    assert records.record_path("results/runs/v/bm25.run") == Path("results/provenance/runs/v/bm25.run.json")
 
 
-def test_a_job_run_through_the_runner_gets_a_record_of_each_output(tmp_path, monkeypatch):
+def test_a_record_holds_inputs_outputs_params_seeds_versions_and_the_slurm_job(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv(records.WORKFLOW_ENV, str(SCRIPTS.parents[1]))
     Path("results/data").mkdir(parents=True)
     trec.write_topics("results/data/queries.tsv", {str(i): f"query {i}" for i in range(1, 11)})
-    job = Job(rule="folds", input={"queries": "results/data/queries.tsv"},
-              output={"folds": "results/data/folds.json"}, params={"spec": {"folds": {"scheme": "seeded", "n": 5,
-                                                                                        "seed": 3}}},
-              wildcards={"dataset": "toy"}, log="results/logs/folds.log", source=str(Path(__file__).parents[1]))
-    monkeypatch.setenv("SLURM_JOB_ID", "4242")
-    smk = SimpleNamespace(rule=job.rule, threads=1, input=job.input, output=job.output, params=job.params,
-                          wildcards=job.wildcards, log=[job.log],   # what runner.run reads of Snakemake's object
-                          scriptdir=str(Path(__file__).parents[1] / "workflow" / "scripts"))
-    runner.run("peftir.jobs.folding:make_folds", smk)
-    record = json.loads(provenance.record_path("results/data/folds.json").read_text())
-    assert record["rule"] == "folds" and record["slurm_job_id"] == "4242"
-    assert record["outputs"]["folds"]["results/data/folds.json"] == provenance.sha256("results/data/folds.json")
-    assert record["inputs"]["queries"]["results/data/queries.tsv"] == provenance.sha256("results/data/queries.tsv")
-    assert record["seeds"] == {"folds": 3}
-    assert record["versions"]["torch"] == torch.__version__
-    assert len(record["git"]["commit"]) == 40
-    assert record["started"] <= record["ended"]
-
-
-def test_a_failed_job_writes_no_record(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    job = Job(rule="folds", input={"queries": "missing.tsv"}, output={"folds": "folds.json"},
-              params={"spec": {}}, wildcards={"dataset": "toy"})
-    assert execute("peftir.jobs.folding:make_folds", job) == 1
-    assert not provenance.record_path("folds.json").exists()
+    Path("results/data/folds.json").write_text("{}")
+    record = records.job_record("folds", {"dataset": "toy"}, {"folds": {"folds": {"scheme": "seeded", "seed": 3}}},
+                                {"queries": "results/data/queries.tsv"}, {"folds": "results/data/folds.json"},
+                                "t0", "t1")
+    records.write_records(record)
+    stored = json.loads(records.record_path("results/data/folds.json").read_text())
+    assert stored["rule"] == "folds" and stored["slurm_job_id"] == "4242"
+    assert stored["outputs"]["folds"]["results/data/folds.json"] == records.sha256("results/data/folds.json")
+    assert stored["inputs"]["queries"]["results/data/queries.tsv"] == records.sha256("results/data/queries.tsv")
+    assert stored["seeds"] == {"folds": 3}
+    assert stored["versions"]["torch"] == torch.__version__
+    assert len(stored["git"]["commit"]) == 40
 
 
 def test_run_headers_are_ir_metadata_comments_that_readers_skip(tmp_path):
-    header = provenance.ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"},
-                                    str(Path(__file__).parents[1]))
+    header = ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
     assert header[0] == "ir_metadata.start" and header[-1] == "ir_metadata.end"
-    assert header == provenance.ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}},
-                                            {"name": "vaswani"}, str(Path(__file__).parents[1]))
+    assert header == ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
     trec.write_run(tmp_path / "r.run", {"1": {"d1": 1.0, "d2": 2.0}}, tag="t", header=header)
     assert (tmp_path / "r.run").read_text().startswith("# ir_metadata.start\n")
     assert trec.read_run(tmp_path / "r.run") == {"1": {"d1": 1.0, "d2": 2.0}}
@@ -102,12 +102,12 @@ def test_an_unchanged_workflow_input_reuses_its_producers_hash(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     Path("results").mkdir()
     Path("results/a.txt").write_text("made by a job")
-    record = provenance.job_record("r", {}, {}, {}, {"out": "results/a.txt"}, ".", "t0", "t1")
-    provenance.write_records(record)
-    assert provenance.input_sha256("results/a.txt") == provenance.sha256("results/a.txt")
-    stale = json.loads(provenance.record_path("results/a.txt").read_text())
+    record = records.job_record("r", {}, {}, {}, {"out": "results/a.txt"}, "t0", "t1")
+    records.write_records(record)
+    assert records.input_sha256("results/a.txt") == records.sha256("results/a.txt")
+    stale = json.loads(records.record_path("results/a.txt").read_text())
     stale["outputs"]["out"]["results/a.txt"] = "recorded"
-    provenance.record_path("results/a.txt").write_text(json.dumps(stale))
-    assert provenance.input_sha256("results/a.txt") == "recorded"       # same size and time: not re-read
+    records.record_path("results/a.txt").write_text(json.dumps(stale))
+    assert records.input_sha256("results/a.txt") == "recorded"       # same size and time: not re-read
     Path("results/a.txt").write_text("changed by hand")
-    assert provenance.input_sha256("results/a.txt") == provenance.sha256("results/a.txt")
+    assert records.input_sha256("results/a.txt") == records.sha256("results/a.txt")

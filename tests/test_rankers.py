@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from peftir import rankers
-from peftir.data import RankingData
-from peftir.rerank import rerank
+from peftir.rankers import models as rankers
+from peftir.rankers.inputs import RankingData
+from peftir.rankers.rerank import rerank
 
 from tiny import tiny_backbone, tiny_ranker
 

@@ -2,13 +2,14 @@
 import pytest
 import torch
 
-from peftir import methods, rankers
+from peftir.rankers import models as rankers
 
-from tiny import tiny_ranker
+from tiny import apply_method, tiny_ranker
 
-LR = {"ranker": 1e-2, "bert": 1e-2, "peft": 1e-2}
+SS_LORA = {"hetero_value": "ss_lora", "hetero_query": "ss_lora_hetero_query", "none": "ss_lora_none"}
+SS_PREFIX = {"average": "ss_prefix", "concat": "ss_prefix_concat", "none": "ss_prefix_none"}
 LORA = {"rank": 2, "alpha": 4, "dropout": 0.0, "target_modules": ["query", "value"], "scaling": "alpha_over_r"}
-PREFIX = {"length": 4, "bottleneck": 256, "kind": "hidden", "variant": "average", "common_length": 2}
+PREFIX = {"length": 4, "bottleneck": 256, "kind": "hidden"}
 
 
 def _grad_names(ranker, role):
@@ -33,7 +34,7 @@ def _adapters(names):
 @pytest.mark.parametrize("name", ["twinbert", "colbert"])
 def test_ss_lora_roles_use_exactly_the_named_adapters(name, variant, query_side, document_side):
     ranker = tiny_ranker(name)
-    methods.apply(ranker, "ss_lora", {**LORA, "variant": variant}, LR)
+    apply_method(ranker, SS_LORA[variant], lora=LORA)
     with torch.no_grad():                       # LoRA B starts at zero: give every adapter an effect
         for n, p in ranker.bert.named_parameters():
             if "lora_B" in n:
@@ -52,7 +53,7 @@ def test_ss_lora_roles_use_exactly_the_named_adapters(name, variant, query_side,
 ])
 def test_ss_prefix_roles_share_the_source_and_differ_by_their_generators(variant, query_only, shared):
     ranker = tiny_ranker("colbert")
-    methods.apply(ranker, "ss_prefix", {**PREFIX, "variant": variant}, LR)
+    apply_method(ranker, SS_PREFIX[variant], prefix=PREFIX, ss_prefix={"common_length": 2})
     reached = {n.removeprefix("peft.ss_prefix.").rsplit(".", 3)[0] if "specific" in n or "mlps" in n
                else n.removeprefix("peft.ss_prefix.") for n in _grad_names(ranker, rankers.QUERY) if "ss_prefix" in n}
     assert {r for r in reached if "specific" in r} == query_only
@@ -63,7 +64,7 @@ def test_ss_prefix_roles_share_the_source_and_differ_by_their_generators(variant
 
 def test_ss_prefix_concat_takes_the_first_positions_from_the_role():
     ranker = tiny_ranker("twinbert")
-    methods.apply(ranker, "ss_prefix", {**PREFIX, "variant": "concat"}, LR)
+    apply_method(ranker, "ss_prefix_concat", prefix=PREFIX, ss_prefix={"common_length": 2})
     module = ranker.peft["ss_prefix"]
     with torch.no_grad():
         module.set_role(rankers.QUERY)

@@ -76,7 +76,9 @@ def test_profile_slurm_runs_jobs_as_slurm_jobs_and_gives_the_local_table(cluster
     done = subprocess.run(_snakemake(local, "--cores", "2"), capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-4000:]
 
-    env = {**cluster.env, "PEFTIR_SLURM_PARTITION": "cpu", "PEFTIR_SLURM_GPU_PARTITION": "gpu"}
+    partitions = tmp_path / "partitions.yaml"      # the plugin's own partition file: GPU jobs to `gpu`
+    partitions.write_text("partitions:\n  cpu: {max_gpu: 0}\n  gpu: {max_gpu: 2}\n")
+    env = {**cluster.env, "SNAKEMAKE_SLURM_PARTITIONS": str(partitions)}
     # typed as a user types it, from the repository root; the test only adds where results go
     # and checks status more often than a real cluster should be polled
     done = _run_bounded(_snakemake(remote, "--profile", "slurm", "--slurm-init-seconds-before-status-checks", "1"),
@@ -102,4 +104,4 @@ def test_profile_slurm_runs_jobs_as_slurm_jobs_and_gives_the_local_table(cluster
     assert {record["host"] for record in records} == {cluster.hostname}
     assert (remote / TARGET).read_bytes() == (local / TARGET).read_bytes()
     table = json.loads((remote / "results/tables/table4.json").read_text())
-    assert [row["method"] for row in table["groups"][0]["rows"]] == ["full", "lora"]
+    assert [c["row"] for c in table if c["row_kind"] == "method" and c["metric"] == "P@20"] == ["full", "lora"]

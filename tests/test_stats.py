@@ -6,7 +6,7 @@ import math
 import pytest
 from scipy.stats import t as t_dist
 
-from peftir.stats import improvement, stars, ttest_greater
+from peftir.evaluation.stats import improvement, stars, ttest_greater
 
 
 def pooled_t_p(a: list[float], b: list[float]) -> float:

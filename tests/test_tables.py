@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import csv
-import json
 from statistics import mean
 
 import pytest
 from scipy.stats import ttest_ind
 
-from peftir.evaluation import write_metrics
-from peftir.tables import Group, Row, RunRecord, build_table, format_count, render_latex, write_table
+from peftir.evaluation.metrics import write_metrics
+from peftir.reports.cells import RunRecord, format_count
+from peftir.reports.tables import read_table, render_latex, table_frame, write_table
 
 DATASETS = [("robust04", "Robust04"), ("clueweb09b", "ClueWeb09b")]
 METRICS = ["P@20", "nDCG@20"]
@@ -36,12 +36,21 @@ def score(ranker: str, method: str, dataset: str, fold: str, seed: int, metric: 
             + METRIC_SHIFT[metric])
 
 
+def _group(label: str, ranker: str, rows: list[tuple[str, str]], candidates=()) -> dict:
+    return {"label": label, "ranker": ranker,
+            "rows": [{"method": m, "label": name, "candidates": list(candidates) if m == "lft_best" else []}
+                     for m, name in rows]}
+
+
 GROUPS = [
-    Group("monoBERT (cross)", [Row("monobert", "full", "Full FT"), Row("monobert", "lora", "LoRA"),
-                               Row("monobert", "prefix", "Prefix-tuning")]),
-    Group("ColBERT (bi)", [Row("colbert", "full", "Full FT"), Row("colbert", "lora", "LoRA 50%"),
-                           Row("colbert", "prefix", "Prefix_tuning")]),
+    _group("monoBERT (cross)", "monobert", [("full", "Full FT"), ("lora", "LoRA"), ("prefix", "Prefix-tuning")]),
+    _group("ColBERT (bi)", "colbert", [("full", "Full FT"), ("lora", "LoRA 50%"), ("prefix", "Prefix_tuning")]),
 ]
+
+
+def layout(groups=GROUPS) -> dict:
+    return {"name": "t3", "caption": "Results 100% synthetic.", "datasets": [list(d) for d in DATASETS],
+            "metrics": METRICS, "baseline": "full", "groups": groups}
 
 
 @pytest.fixture
@@ -58,25 +67,27 @@ def setup(tmp_path):
                     write_metrics(path, summary, {"dataset": dataset})
                     records.append(RunRecord(dataset, ranker, method, fold, seed, str(path),
                                              PARAMS[method]))
-    reference = {"BM25": {}}
+    reference = {}
     for dataset, _ in DATASETS:
         for fold, value in zip(FOLDS, [0.2, 0.3]):
             path = tmp_path / f"bm25-{dataset}-{fold}.json"
             means = {m: value + METRIC_SHIFT[m] for m in METRICS}
             write_metrics(path, {"metrics": METRICS, "queries": 1, "mean": means,
                                  "per_query": {"q": means}}, {})
-            reference["BM25"].setdefault(dataset, []).append(str(path))
+            reference.setdefault(dataset, []).append(str(path))
     return records, reference
 
 
-def make(records, reference):
-    return build_table("t3", "Results 100% synthetic.", GROUPS, DATASETS, METRICS, records,
-                       reference)
+def make(records, reference, groups=GROUPS):
+    return table_frame(layout(groups), records, reference)
 
 
 def cell(table, group: int, method: str, dataset: str, metric: str) -> dict:
-    row = next(r for r in table["groups"][group]["rows"] if r["method"] == method)
-    return next(c for c in row["cells"] if c["dataset"] == dataset and c["metric"] == metric)
+    ranker = GROUPS[group]["ranker"]
+    found = table[(table["ranker"] == ranker) & (table["row"] == method) & (table["dataset"] == dataset)
+                  & (table["metric"] == metric)]
+    assert len(found) == 1
+    return found.iloc[0].to_dict()
 
 
 def per_seed_expected(ranker, method, dataset, metric) -> dict[int, float]:
@@ -86,16 +97,16 @@ def per_seed_expected(ranker, method, dataset, metric) -> dict[int, float]:
 def test_cells_are_means_over_folds_and_seeds(setup) -> None:
     table = make(*setup)
     for g, group in enumerate(GROUPS):
-        for row in group.rows:
+        for row in group["rows"]:
             for dataset, _ in DATASETS:
                 for metric in METRICS:
-                    got = cell(table, g, row.method, dataset, metric)
-                    runs = [score(row.ranker, row.method, dataset, f, s, metric)
+                    got = cell(table, g, row["method"], dataset, metric)
+                    runs = [score(group["ranker"], row["method"], dataset, f, s, metric)
                             for f in FOLDS for s in SEEDS]
                     assert got["value"] == pytest.approx(mean(runs))
                     assert got["printed"] == f"{mean(runs):.4f}"
                     assert len(got["runs"]) == len(FOLDS) * len(SEEDS)
-                    expected = per_seed_expected(row.ranker, row.method, dataset, metric)
+                    expected = per_seed_expected(group["ranker"], row["method"], dataset, metric)
                     assert got["per_seed"] == {str(s): pytest.approx(v)
                                                for s, v in expected.items()}
 
@@ -103,14 +114,14 @@ def test_cells_are_means_over_folds_and_seeds(setup) -> None:
 def test_stars_follow_the_t_test(setup) -> None:
     table = make(*setup)
     for g, group in enumerate(GROUPS):
-        ranker = group.rows[0].ranker
-        for row in group.rows[1:]:
+        ranker = group["ranker"]
+        for row in group["rows"][1:]:
             for dataset, _ in DATASETS:
                 for metric in METRICS:
-                    mine = list(per_seed_expected(ranker, row.method, dataset, metric).values())
+                    mine = list(per_seed_expected(ranker, row["method"], dataset, metric).values())
                     base = list(per_seed_expected(ranker, "full", dataset, metric).values())
                     p = ttest_ind(mine, base, equal_var=True, alternative="greater").pvalue
-                    got = cell(table, g, row.method, dataset, metric)
+                    got = cell(table, g, row["method"], dataset, metric)
                     assert got["p_value"] == pytest.approx(p)
                     assert got["stars"] == ("**" if p <= 0.01 else "*" if p <= 0.05 else "")
     assert cell(table, 0, "lora", "robust04", "P@20")["stars"] == "**"
@@ -121,30 +132,28 @@ def test_stars_follow_the_t_test(setup) -> None:
 
 def test_improvement_row_picks_best_method(setup) -> None:
     table = make(*setup)
-    mono = {(e["dataset"], e["metric"]): e for e in table["groups"][0]["improvement"]}
     for dataset, best in [("robust04", "lora"), ("clueweb09b", "prefix")]:
         for metric in METRICS:
-            entry = mono[dataset, metric]
+            entry = cell(table, 0, "improvement", dataset, metric)
             top = cell(table, 0, best, dataset, metric)["value"]
             base = cell(table, 0, "full", dataset, metric)["value"]
-            assert entry["best_method"] == best
-            assert entry["percent"] == pytest.approx((top - base) / base * 100)
+            assert entry["method"] == best and entry["row_kind"] == "improvement"
+            assert entry["value"] == pytest.approx((top - base) / base * 100)
             assert entry["printed"] == f"{(top - base) / base * 100:.2f}%"
-    for entry in table["groups"][1]["improvement"]:
-        assert entry["percent"] is None and entry["printed"] == "-"
+    colbert = table[(table["ranker"] == "colbert") & (table["row"] == "improvement")]
+    assert len(colbert) == 4 and colbert["value"].isna().all() and (colbert["printed"] == "-").all()
 
 
 def test_parameters_and_reference_row(setup) -> None:
     table = make(*setup)
-    rows = {r["method"]: r for r in table["groups"][0]["rows"]}
+    rows = {m: cell(table, 0, m, "robust04", "P@20") for m in ("full", "lora", "prefix")}
     assert rows["full"]["trainable_parameters"] == PARAMS["full"]
-    assert [rows[m]["printed_parameters"] for m in ("full", "lora", "prefix")] == \
-        ["110M", "0.6M", "0.1M"]
-    bm25 = table["reference_rows"][0]
-    assert bm25["label"] == "BM25"
-    assert [c["value"] for c in bm25["cells"]] == pytest.approx(
-        [0.25 + METRIC_SHIFT[m] for _ in DATASETS for m in METRICS])
-    assert all(c["stars"] == "" for c in bm25["cells"])
+    assert [rows[m]["printed_parameters"] for m in ("full", "lora", "prefix")] == ["110M", "0.6M", "0.1M"]
+    bm25 = table[table["row_kind"] == "reference"]
+    assert set(bm25["label"]) == {"BM25"} and list(bm25["cell"])[0] == "bm25:robust04:P@20"
+    assert list(bm25["value"]) == pytest.approx([0.25 + METRIC_SHIFT[m] for _ in DATASETS for m in METRICS])
+    assert (bm25["stars"] == "").all()
+    assert list(table["row_kind"][:5]) == ["reference"] * 4 + ["method"]      # print order: BM25 first
 
 
 def test_missing_records_name_the_row(setup) -> None:
@@ -167,14 +176,15 @@ def test_lft_best_row_takes_the_best_candidate_per_column_and_is_tested(setup) -
     """Table 5's "LFT (best)": monoBERT's best is LoRA on Robust04 and prefix on ClueWeb09b;
     ColBERT's candidates all trail full FT, so its best is the least bad per column."""
     records, reference = setup
-    groups = [Group(g.label, [g.rows[0], Row(g.rows[0].ranker, "lft_best", "LFT (best)", ("lora", "prefix"))])
+    groups = [_group(g["label"], g["ranker"], [("full", "Full FT"), ("lft_best", "LFT (best)")], ("lora", "prefix"))
               for g in GROUPS]
-    table = build_table("t5", "Best of.", groups, DATASETS, METRICS, records, reference)
-    for g, group in enumerate(groups):
-        ranker = group.rows[0].ranker
-        row = table["groups"][g]["rows"][1]
-        assert row["trainable_parameters"] == PARAMS["lora"] and row["printed_parameters"] == "≤ 0.6M"
-        for got in row["cells"]:
+    table = make(records, reference, groups)
+    for group in groups:
+        ranker = group["ranker"]
+        row = table[(table["ranker"] == ranker) & (table["row"] == "lft_best")].to_dict(orient="records")
+        assert {c["trainable_parameters"] for c in row} == {PARAMS["lora"]}
+        assert {c["printed_parameters"] for c in row} == {"≤ 0.6M"}
+        for got in row:
             dataset, metric = got["dataset"], got["metric"]
             values = {m: mean(score(ranker, m, dataset, f, s, metric) for f in FOLDS for s in SEEDS)
                       for m in ("lora", "prefix")}
@@ -184,9 +194,9 @@ def test_lft_best_row_takes_the_best_candidate_per_column_and_is_tested(setup) -
             mine = list(per_seed_expected(ranker, best, dataset, metric).values())
             base = list(per_seed_expected(ranker, "full", dataset, metric).values())
             assert got["p_value"] == pytest.approx(ttest_ind(mine, base, alternative="greater").pvalue)
-    assert [c["method"] for c in table["groups"][0]["rows"][1]["cells"]] == ["lora", "lora", "prefix", "prefix"]
-    assert [c["method"] for c in table["groups"][1]["rows"][1]["cells"]] == ["lora", "lora", "prefix", "prefix"]
-    assert r"$\le$ 0.6M" in render_latex(table)
+    best = table[table["row"] == "lft_best"]
+    assert list(best["method"]) == ["lora", "lora", "prefix", "prefix"] * 2
+    assert r"$\le$ 0.6M" in render_latex(table, "t5", "Best of.")
 
 
 @pytest.mark.parametrize("n, text", [(7_680, "8K"), (92_160, "0.1M"), (589_824, "0.6M"),
@@ -199,42 +209,50 @@ def test_format_count(n: int, text: str) -> None:
 
 def test_render_latex(setup) -> None:
     table = make(*setup)
-    tex = render_latex(table)
-    for token in (r"\begin{table*}", r"\toprule", r"\midrule", r"\bottomrule", r"\cmidrule",
-                  r"\multirow", "monoBERT (cross)", "ColBERT (bi)", "Robust04", "ClueWeb09b",
+    tex = render_latex(table, "t3", "Results 100% synthetic.")
+    for token in (r"\begin{table*}", r"\toprule", r"\midrule", r"\bottomrule", r"\multicolumn{2}{c}{Robust04}",
+                  r"\multirow[c]{4}{*}{monoBERT (cross)}", "ColBERT (bi)", "ClueWeb09b", r"\label{tab:t3}",
+                  r"\# of trainable parameters", "Fine-tuning method",
                   "BM25", r"Improvement (\%)", r"LoRA 50\%", r"Prefix\_tuning",
                   r"Results 100\% synthetic.", r"$^{*}p \le 0.05$, $^{**}p \le 0.01$ (1-tailed)"):
         assert token in tex, token
     starred = cell(table, 0, "lora", "robust04", "P@20")
     assert f"{starred['printed']}$^{{**}}$" in tex
     assert "LoRA 50%" not in tex
+    lines = tex.splitlines()
+    bm25 = next(i for i, line in enumerate(lines) if "BM25" in line)
+    mono = next(i for i, line in enumerate(lines) if "monoBERT" in line)
+    assert bm25 < mono and lines[bm25].startswith(" & BM25 & - & ")        # the reference row first
+    assert lines[mono].split(" & ")[1:4] == ["Full FT", "110M", cell(table, 0, "full", "robust04", "P@20")["printed"]]
 
 
 def test_write_table_outputs_agree(setup, tmp_path) -> None:
     table = make(*setup)
-    write_table(table, tmp_path / "t.tex", tmp_path / "t.json", tmp_path / "t.csv")
-    assert (tmp_path / "t.tex").read_text() == render_latex(table)
-    assert json.loads((tmp_path / "t.json").read_text()) == table
+    write_table(table, "t3", "Results.", tmp_path / "t.tex", tmp_path / "t.json", tmp_path / "t.csv")
+    assert (tmp_path / "t.tex").read_text() == render_latex(table, "t3", "Results.")
+    again = read_table(tmp_path / "t.json")
+    assert again.to_dict(orient="records") == table.to_dict(orient="records")     # values exact, not rounded
+    assert render_latex(again, "t3", "Results.") == (tmp_path / "t.tex").read_text()
     with open(tmp_path / "t.csv", newline="") as handle:
         lines = list(csv.DictReader(handle))
     n_cells = len(DATASETS) * len(METRICS)
-    assert len(lines) == n_cells * (1 + sum(len(g.rows) for g in GROUPS))
-    assert lines[0]["group"] == "reference" and lines[0]["n_runs"] == "2"
-    lora = next(r for r in lines if r["method"] == "lora" and r["dataset"] == "robust04"
+    assert len(lines) == n_cells * (1 + sum(len(g["rows"]) + 1 for g in GROUPS))     # + improvement rows
+    assert lines[0]["row_kind"] == "reference" and lines[0]["n_runs"] == "2"
+    lora = next(r for r in lines if r["row"] == "lora" and r["dataset"] == "robust04"
                 and r["metric"] == "P@20" and r["group"] == "monoBERT (cross)")
-    assert lora["stars"] == "**" and lora["n_runs"] == "6"
+    assert lora["stars"] == "**" and lora["n_runs"] == "6" and lora["cell"] == "monobert:lora:robust04:P@20"
     assert lora["trainable_parameters"] == str(PARAMS["lora"])
 
 
 def test_figure_bars_are_the_table_means_and_files_are_reproducible(setup, tmp_path) -> None:
-    from peftir.figures import build_figure, write_figure
+    from peftir.reports.figures import build_figure, write_figure
 
     records, reference = setup
-    figure = build_figure("figure4", "Bars.", GROUPS, DATASETS, "nDCG@20", records)
+    figure = build_figure({**layout(), "name": "figure4", "metrics": ["nDCG@20"]}, records)
     table = make(records, reference)
     assert len(figure["panels"]) == len(GROUPS) * len(DATASETS)
     for panel in figure["panels"]:
-        g = next(i for i, group in enumerate(GROUPS) if group.label == panel["group"])
+        g = next(i for i, group in enumerate(GROUPS) if group["label"] == panel["group"])
         assert [bar["method"] for bar in panel["bars"]] == ["full", "lora", "prefix"]
         for bar in panel["bars"]:
             expected = cell(table, g, bar["method"], panel["dataset"], "nDCG@20")

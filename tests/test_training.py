@@ -5,10 +5,12 @@ import random
 import pytest
 import torch
 
-from peftir import methods, training
-from peftir.data import RankingData
+from peftir.methods.learned import learned_state
+from peftir.rankers.configured import seed_everything
+from peftir.rankers.inputs import RankingData
+from peftir.training import loop as training
 
-from tiny import tiny_ranker
+from tiny import apply_method, tiny_ranker
 
 
 def test_pairwise_loss_is_one_minus_softmax_of_positive():
@@ -42,12 +44,12 @@ def test_triples_take_positives_from_relevant_candidates_and_negatives_from_the_
 
 def test_training_keeps_the_best_validation_epoch():
     ranker = tiny_ranker("twinbert")
-    groups = methods.apply(ranker, "full", {}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
+    groups = apply_method(ranker, "full", {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
     scores = iter([0.2, 0.5, 0.3])
     states = []
 
     def validate(model):
-        states.append(methods.learned_state(model))
+        states.append(learned_state(model))
         return next(scores)
 
     settings = {"epochs": 3, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1}
@@ -59,9 +61,9 @@ def test_training_keeps_the_best_validation_epoch():
 
 def test_same_seed_same_weights():
     def run(seed):
-        training.seed_everything(seed)
+        seed_everything(seed)
         ranker = tiny_ranker("colbert")
-        groups = methods.apply(ranker, "full", {}, {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
+        groups = apply_method(ranker, "full", {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
         settings = {"epochs": 1, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 2}
         return training.train(ranker, groups, DATA, ["q1"], lambda m: 0.0, settings, seed).best_state
     first, again = run(3), run(3)

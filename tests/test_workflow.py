@@ -14,7 +14,8 @@ import pytest
 import torch
 from scipy import stats
 
-from peftir import catalogue, folds, trec
+from peftir import layout
+from peftir.data import folds, trec
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
@@ -39,12 +40,12 @@ def command_line(workdir: Path, *args: str, overlays: tuple[Path, ...] = ()) -> 
             str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml"), *map(str, overlays)]
 
 
-def snakemake(workdir: Path, *args: str, hash_seed: str = "1", overlays: tuple[Path, ...] = ()
-              ) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, hash_seed: str = "1", overlays: tuple[Path, ...] = (),
+              env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the workflow; ``hash_seed`` fixes Python's set/dict-of-str order for the run, so two runs
     with different seeds expose any result that depends on it."""
     return subprocess.run(command_line(workdir, *args, overlays=overlays), capture_output=True, text=True,
-                          timeout=1800, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+                          timeout=1800, env={**os.environ, **(env or {}), "PYTHONHASHSEED": hash_seed})
 
 
 @contextmanager
@@ -75,11 +76,8 @@ def workflow(irds_home, tmp_path_factory):
     return workdir
 
 
-def _cells(table):
-    for group in table["groups"]:
-        for row in group["rows"]:
-            for cell in row["cells"]:
-                yield group, row, cell
+def _table(workflow, name):
+    return json.loads((workflow / f"results/tables/{name}.json").read_text())
 
 
 def _metric_files(workflow, ranker, method):
@@ -92,40 +90,40 @@ def _metric_files(workflow, ranker, method):
 @pytest.mark.parametrize("name, rankers, rows", [("table3", ["monobert"], 2), ("table4", ["colbert"], 4),
                                                  ("table5", ["colbert"], 4)])
 def test_each_cell_is_the_mean_of_the_runs_it_summarises(workflow, name, rankers, rows):
-    table = json.loads((workflow / f"results/tables/{name}.json").read_text())
-    assert [g["rows"][0]["ranker"] for g in table["groups"]] == rankers
-    checked = 0
-    for group, row, cell in _cells(table):
-        files = _metric_files(workflow, row["ranker"], cell["method"])   # lft_best: the method it took
+    table = _table(workflow, name)
+    cells = [c for c in table if c["row_kind"] == "method"]
+    assert sorted({c["ranker"] for c in cells}) == rankers
+    for cell in cells:
+        files = _metric_files(workflow, cell["ranker"], cell["method"])   # lft_best: the method it took
         values = {f.stem: json.loads(f.read_text())["mean"][cell["metric"]] for f in files}
         assert cell["value"] == pytest.approx(mean(values.values()), abs=1e-12)
         assert cell["printed"] == f"{cell['value']:.4f}"
         per_seed = {s: mean(v for k, v in values.items() if k.endswith(f"seed{s}")) for s in (1, 2)}
         assert cell["per_seed"] == pytest.approx({str(s): v for s, v in per_seed.items()})
-        if row["method"] != "full":
-            baseline = next(r for r in group["rows"] if r["method"] == "full")
-            base_cell = next(c for c in baseline["cells"] if c["metric"] == cell["metric"])
-            expected = stats.ttest_ind(list(per_seed.values()), list(base_cell["per_seed"].values()),
+        if cell["row"] != "full":
+            base = next(c for c in cells if c["ranker"] == cell["ranker"] and c["row"] == "full"
+                        and c["metric"] == cell["metric"])
+            expected = stats.ttest_ind(list(per_seed.values()), list(base["per_seed"].values()),
                                        equal_var=True, alternative="greater").pvalue
             if cell["p_value"] is not None:
                 assert cell["p_value"] == pytest.approx(expected)
-        checked += 1
-    assert checked == len(rankers) * rows * 3
+    assert len(cells) == len(rankers) * rows * 3
     tex = (workflow / f"results/tables/{name}.tex").read_text()
     assert "\\toprule" in tex and "BM25" in tex and "Improvement" in tex
-    assert (workflow / f"results/tables/{name}.csv").read_text().count("\n") > checked
+    assert (workflow / f"results/tables/{name}.csv").read_text().count("\n") > len(cells)
 
 
 @pytest.mark.integration
 def test_lft_best_is_the_best_table4_method_per_column(workflow):
-    table4 = json.loads((workflow / "results/tables/table4.json").read_text())
-    table5 = json.loads((workflow / "results/tables/table5.json").read_text())
-    lft = [r for r in table4["groups"][0]["rows"] if r["method"] != "full"]
-    best = next(r for r in table5["groups"][0]["rows"] if r["method"] == "lft_best")
-    for column, cell in enumerate(best["cells"]):
-        top = max(lft, key=lambda row: row["cells"][column]["value"])
-        assert (cell["method"], cell["value"]) == (top["method"], top["cells"][column]["value"])
-    assert best["printed_parameters"] == "≤ " + max(lft, key=lambda r: r["trainable_parameters"])["printed_parameters"]
+    table4 = [c for c in _table(workflow, "table4") if c["row_kind"] == "method" and c["row"] != "full"]
+    best = [c for c in _table(workflow, "table5") if c["row"] == "lft_best"]
+    assert len(best) == 3
+    for cell in best:
+        column = [c for c in table4 if c["metric"] == cell["metric"]]
+        top = max(column, key=lambda c: c["value"])
+        assert (cell["method"], cell["value"]) == (top["method"], top["value"])
+    assert best[0]["printed_parameters"] == "≤ " + max(table4, key=lambda c: c["trainable_parameters"])[
+        "printed_parameters"]
 
 
 @pytest.mark.integration
@@ -148,12 +146,11 @@ def test_sequential_hybrids_start_from_the_standalone_run_and_keep_it_frozen(wor
 @pytest.mark.integration
 def test_figure4_plots_the_table_means(workflow):
     figure = json.loads((workflow / "results/figures/figure4.json").read_text())
-    table4 = json.loads((workflow / "results/tables/table4.json").read_text())
-    rows = {r["method"]: r for r in table4["groups"][0]["rows"]}
+    table4 = {c["row"]: c for c in _table(workflow, "table4") if c["ranker"] == "colbert" and c["metric"] == "P@20"}
     (panel,) = figure["panels"]
     assert [bar["method"] for bar in panel["bars"]] == ["prefix", "lora", "prefix_then_lora"]
     for bar in panel["bars"]:
-        assert bar["value"] == rows[bar["method"]]["cells"][0]["value"]      # P@20, the first column
+        assert bar["value"] == table4[bar["method"]]["value"]
     assert (workflow / "results/figures/figure4.png").read_bytes().startswith(b"\x89PNG")
     assert (workflow / "results/figures/figure4.pdf").read_bytes().startswith(b"%PDF")
 
@@ -161,8 +158,7 @@ def test_figure4_plots_the_table_means(workflow):
 @pytest.mark.integration
 def test_bm25_row_and_runs_follow_the_fold_rotation(workflow):
     doc = json.loads((workflow / "results/data/vaswani/folds.json").read_text())
-    table = json.loads((workflow / "results/tables/table4.json").read_text())
-    for cell in table["reference_rows"][0]["cells"]:
+    for cell in [c for c in _table(workflow, "table4") if c["row_kind"] == "reference"]:
         values = [json.loads((workflow / f"results/metrics/vaswani/bm25/fold{k}.json").read_text())["mean"][cell["metric"]]
                   for k in ("1", "2", "3")]
         assert cell["value"] == pytest.approx(mean(values))
@@ -199,7 +195,7 @@ def planned(workflow: Path, overlays: tuple[Path, ...] = ()) -> set[tuple[str, s
 
 def _uses(method: str, entry: str) -> bool:
     """Whether a method's settings come (also) from config entry ``entry``."""
-    spec = catalogue.spec(method)
+    spec = layout.method(method)
     return entry in spec.entries or any(_uses(part, entry) for part in spec.parts)
 
 
@@ -218,14 +214,34 @@ def test_changing_lora_rank_plans_exactly_the_lora_runs_and_their_tables(workflo
     assert sum(rule == "rerank" for rule, _ in jobs) == sum(rule == "evaluate" for rule, _ in jobs) == len(trained) * 6
 
 
+SRC = REPO / "src" / "peftir"
+NO_RERUN = set()
+TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure"}
+
+
 @pytest.mark.integration
-@pytest.mark.parametrize("module, rules", [("stats.py", {"table", "figure"}),
-                                           ("training.py", {"train", "rerank", "evaluate", "table", "figure"})])
-def test_editing_a_package_module_reruns_the_rules_that_import_it(workflow, module, rules):
-    with tampered(REPO / "src/peftir" / module, lambda code: code + b"\n# an edit\n"):
+@pytest.mark.parametrize("module, edit, rules", [
+    # what does not change a result reruns nothing
+    ("training/loop.py", lambda code: code + b"\n# a comment\n", NO_RERUN),
+    ("training/loop.py", lambda code: code.replace(b'"""Paper eq. 1: mean of', b'"""Paper eq. 1 (the loss): mean of'),
+     NO_RERUN),
+    ("training/loop.py", lambda code: code.replace(b'print(f"epoch {epoch}: loss', b'print(f"epoch {epoch}: training loss'),
+     NO_RERUN),
+    ("provenance/records.py", lambda code: code + b"\n\ndef unused():\n    return 1\n", NO_RERUN),
+    ("workflow/job.py", lambda code: code + b"\n\ndef unused():\n    return 1\n", NO_RERUN),
+    # what does reruns exactly the jobs whose results depend on it
+    ("training/loop.py", lambda code: code.replace(b"(1.0 - torch.softmax", b"(1.0 * 1.0 - torch.softmax"), TRAINING_ON),
+    ("evaluation/stats.py", lambda code: code.replace(b"alternative=\"greater\")", b"alternative=\"greater\", axis=0)"),
+     {"table", "figure"}),
+    ("evaluation/metrics.py", lambda code: code + b"\n\ndef unused():\n    return 1\n",
+     TRAINING_ON | {"evaluate_bm25"}),        # validation is scored with it inside training
+])
+def test_code_is_tracked_by_content(workflow, module, edit, rules):
+    path = SRC / module
+    assert edit(path.read_bytes()) != path.read_bytes()          # the edit applies
+    with tampered(path, edit):
         jobs = planned(workflow)
     assert {rule for rule, _ in jobs} == rules
-    assert planned(workflow) == set()
 
 
 RESUME = """
@@ -282,11 +298,11 @@ CELL = "colbert:ss_lora:vaswani:P@20"
 def test_a_clean_audit_passes_and_prints_the_chain(workflow):
     done = audit(workflow)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "audit passed" in done.stdout and "params match the config" in done.stdout
+    assert "audit passed" in done.stdout and "params and code match the config and checkout" in done.stdout
     one = audit(workflow, "--cell", CELL, "--skip-config")
     assert one.returncode == 0
     assert f"cell {CELL}" in one.stdout and "commit " in one.stdout
-    assert one.stdout.count("(pytrec_eval agrees)") == 3 * 2     # one chain line per fold × seed
+    assert one.stdout.count("(ir_measures agrees)") == 3 * 2     # one chain line per fold × seed
     assert "results/models/vaswani/colbert/ss_lora/fold1-seed1.pt" in one.stdout
 
 
@@ -310,7 +326,7 @@ def test_the_audit_fails_naming_the_tampered_file(workflow, what):
         change = lambda data: json.dumps({**json.loads(data), "mean": {  # noqa: E731
             **json.loads(data)["mean"], "P@20": json.loads(data)["mean"]["P@20"] + 0.05}}).encode()
     else:
-        from peftir.provenance import record_path
+        from peftir.provenance.records import record_path
         target, change, named = str(record_path(metrics)), None, metrics
     with tampered(workflow / target, change):
         done = audit(workflow, "--cell", CELL, "--skip-config")
@@ -331,6 +347,20 @@ def test_the_audit_fails_when_a_config_value_behind_a_job_changed(workflow):
 
 
 @pytest.mark.integration
+def test_nothing_runs_git_or_starts_a_process_when_the_workflow_is_parsed(workflow, tmp_path):
+    calls, scratch, bin_dir = tmp_path / "git-calls", tmp_path / "tmp", tmp_path / "bin"
+    scratch.mkdir(), bin_dir.mkdir()
+    git = bin_dir / "git"
+    git.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec /usr/bin/git "$@"\n')
+    git.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(scratch)}
+    assert snakemake(workflow, *TARGETS, "-n", "--cores", "1", env=env).returncode == 0
+    assert not calls.exists() and not list(scratch.iterdir())          # no git, no warm worker, no temp dir
+    assert snakemake(workflow, *TARGETS, "--report", str(tmp_path / "r.html"), env=env).returncode == 0
+    assert "rev-parse" in calls.read_text()                            # the landing page asks when rendered
+
+
+@pytest.mark.integration
 def test_the_report_shows_tables_figures_commit_config_and_versions(workflow):
     result = snakemake(workflow, *TARGETS, "--report", str(workflow / "report.html"))
     assert result.returncode == 0, result.stderr[-3000:]
@@ -342,6 +372,26 @@ def test_the_report_shows_tables_figures_commit_config_and_versions(workflow):
     assert "max_doc_len" in report                           # the resolved config itself
     for name in ("table3.tex", "table4.tex", "table5.tex", "figure4.pdf"):
         assert name in report
+
+
+@pytest.mark.integration
+def test_a_job_writes_the_same_bytes_with_and_without_the_warm_worker(workflow, tmp_path):
+    """The demo's local run uses the warm worker (execution.warm_worker: auto); the same job run in its own
+    process gives the same run file and the same record of it."""
+    target = "results/runs/vaswani/colbert/lora/fold1-seed2.run"
+    log = workflow / "results/logs/rerank/vaswani/colbert/lora/fold1-seed2.log"
+    served = (workflow / target).read_bytes()
+    assert "run by the warm worker" in log.read_text()
+    record = json.loads((workflow / "results/provenance/runs/vaswani/colbert/lora/fold1-seed2.run.json").read_text())
+    before = len(log.read_text())
+    overlay = tmp_path / "cold.yaml"
+    overlay.write_text("execution: {warm_worker: false}\n")
+    result = snakemake(workflow, target, "--forcerun", "rerank", "--cores", "1", overlays=(overlay,))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "run by the warm worker" not in log.read_text()[before:]
+    assert (workflow / target).read_bytes() == served
+    again = json.loads((workflow / "results/provenance/runs/vaswani/colbert/lora/fold1-seed2.run.json").read_text())
+    assert again["outputs"] == record["outputs"] and again["params"] == record["params"]
 
 
 @pytest.mark.integration

@@ -11,23 +11,24 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     audit = commands.add_parser(
         "audit", help="walk every cell of a table back to its runs and re-check it",
-        description="Re-hash every file behind a table's cells, recompute each metric with pytrec_eval and "
-                    "each t-test with scipy, check printed values, stars and the params against the current "
-                    "config, and print the chain commit → config → weights → run → metric → cell. Exits 0 "
-                    "only if everything matches; otherwise names the first cell and file that does not.")
+        description="Re-hash every file behind a table's cells, recompute each metric with ir_measures and "
+                    "each t-test with scipy, check printed values, stars, improvements, and the params and "
+                    "code versions against the config files and the checkout, and print the chain commit → "
+                    "config → weights → run → metric → cell. Exits 0 only if everything matches; otherwise "
+                    "names the first cell and file that does not.")
     audit.add_argument("table", help="a table's .tex, e.g. results/tables/table5.tex")
     audit.add_argument("--cell", action="append", metavar="ID",
                        help="only this cell, as ranker:method:dataset:metric (e.g. colbert:lft_best:vaswani:P@20) "
                             "or bm25:dataset:metric; repeatable")
     audit.add_argument("--directory", "-d", default=".", help="the workflow's working directory (holds results/)")
     audit.add_argument("--skip-config", action="store_true",
-                       help="do not ask Snakemake whether the recorded params still follow from the config")
+                       help="do not check the recorded params and code versions against the config and checkout")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .audit import audit   # pytrec_eval and scipy only when auditing
+    from .provenance.audit import audit   # ir_measures, pandas and scipy only when auditing
 
     os.chdir(args.directory)
     return audit(args.table, args.cell, check_config=not args.skip_config)

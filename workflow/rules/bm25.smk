@@ -3,12 +3,13 @@
 
 rule index:
     input:
-        code=code("peftir.jobs.retrieval"),
-        docs="results/data/{dataset}/corpus/docs.jsonl",
+        docs=PATHS.docs,
     output:
-        index=directory("results/index/{dataset}"),
+        index=directory(PATHS.index),
     log:
-        "results/logs/index/{dataset}.log",
+        PATHS.log("index", "{dataset}"),
+    params:
+        code=code_of("index"),
     threads: threads_of("index")
     resources:
         **resources_of("index"),
@@ -20,15 +21,15 @@ rule index:
 
 rule bm25:
     input:
-        code=code("peftir.jobs.retrieval"),
-        index="results/index/{dataset}",
-        queries="results/data/{dataset}/queries.tsv",
+        index=PATHS.index,
+        queries=PATHS.queries,
     output:
-        run="results/runs/{dataset}/bm25.run",
+        run=PATHS.bm25_run,
     log:
-        "results/logs/bm25/{dataset}.log",
+        PATHS.log("bm25", "{dataset}"),
     params:
-        bm25=config["bm25"],
+        **params_of("bm25"),
+        code=code_of("bm25"),
     threads: threads_of("bm25")
     resources:
         **resources_of("bm25"),

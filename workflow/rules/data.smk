@@ -1,18 +1,17 @@
-# Dataset export (ir_datasets) and query folds.
+# Datasets: export from ir_datasets, then the query folds.
 
 
 rule download:
-    input:
-        code=code("peftir.jobs.collection"),
     output:
-        docs="results/data/{dataset}/corpus/docs.jsonl",
-        queries="results/data/{dataset}/queries.tsv",
-        qrels="results/data/{dataset}/qrels.txt",
-        info="results/data/{dataset}/info.json",
+        docs=PATHS.docs,
+        queries=PATHS.queries,
+        qrels=PATHS.qrels,
+        info=PATHS.export_info,
     log:
-        "results/logs/download/{dataset}.log",
+        PATHS.log("download", "{dataset}"),
     params:
-        spec=lambda wc: dataset_subset(wc.dataset, EXPORT_KEYS),
+        **params_of("export"),
+        code=code_of("download"),
     threads: threads_of("download")
     resources:
         **resources_of("download"),
@@ -24,19 +23,18 @@ rule download:
 
 rule folds:
     input:
-        code=code("peftir.jobs.folding"),
-        queries="results/data/{dataset}/queries.tsv",
+        queries=PATHS.queries,
         user_folds=lambda wc: config["datasets"][wc.dataset]["folds"].get("path", []),
     output:
-        folds="results/data/{dataset}/folds.json",
+        folds=PATHS.folds,
     log:
-        "results/logs/folds/{dataset}.log",
+        PATHS.log("folds", "{dataset}"),
     params:
-        spec=lambda wc: dataset_subset(wc.dataset, FOLD_KEYS),
-    threads: 1
+        **params_of("folds"),
+        code=code_of("folds"),
+    threads: threads_of("folds")
     resources:
-        mem_mb=resources_of("evaluate")["mem_mb"],
-        runtime=resources_of("evaluate")["runtime"],
+        **resources_of("folds"),
     conda:
         "../../envs/peftir.yaml"
     script:

@@ -1,18 +1,18 @@
-# Evaluation of test-fold runs with pytrec_eval (per-query and mean values).
+# Evaluation of test-fold runs with ir_measures: per-query and mean values of the configured metrics.
 
 
 rule evaluate:
     input:
-        code=code("peftir.jobs.evaluation"),
-        run="results/runs/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.run",
-        qrels="results/data/{dataset}/qrels.txt",
-        folds="results/data/{dataset}/folds.json",
+        run=PATHS.run,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
     output:
-        metrics="results/metrics/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.json",
+        metrics=PATHS.metrics,
     log:
-        "results/logs/evaluate/{dataset}/{ranker}/{method}/fold{fold}-seed{seed}.log",
+        PATHS.log("evaluate", RUN),
     params:
-        metrics=EXPERIMENT["metrics"],
+        **params_of("metrics", "depth"),
+        code=code_of("evaluate"),
     threads: threads_of("evaluate")
     resources:
         **resources_of("evaluate"),
@@ -22,23 +22,13 @@ rule evaluate:
         "../scripts/evaluate.py"
 
 
-rule evaluate_bm25:
+# BM25, every table's reference row, at the depth the rerankers see.
+use rule evaluate as evaluate_bm25 with:
     input:
-        code=code("peftir.jobs.evaluation"),
-        run="results/runs/{dataset}/bm25.run",
-        qrels="results/data/{dataset}/qrels.txt",
-        folds="results/data/{dataset}/folds.json",
+        run=PATHS.bm25_run,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
     output:
-        metrics="results/metrics/{dataset}/bm25/fold{fold}.json",
+        metrics=PATHS.bm25_metrics,
     log:
-        "results/logs/evaluate/{dataset}/bm25/fold{fold}.log",
-    params:
-        metrics=EXPERIMENT["metrics"],
-        depth=config["rerank"]["depth"],
-    threads: threads_of("evaluate")
-    resources:
-        **resources_of("evaluate"),
-    conda:
-        "../../envs/peftir.yaml"
-    script:
-        "../scripts/evaluate.py"
+        PATHS.log("evaluate", "{dataset}/bm25/fold{fold}"),

@@ -3,18 +3,18 @@
 
 rule table:
     input:
-        code=code("peftir.jobs.reports"),
-        metrics=lambda wc: layout_runs("tables", wc.table, "metrics"),
-        summaries=lambda wc: layout_runs("tables", wc.table, "summaries"),
-        reference=bm25_metrics,
+        metrics=lambda wc: plan.report_runs(config, "tables", wc.table, PATHS.metrics),
+        summaries=lambda wc: plan.report_runs(config, "tables", wc.table, PATHS.summary),
+        reference=plan.reference_runs(config),
     output:
-        tex=report("results/tables/{table}.tex", category="Tables", caption="../report/table.rst"),
-        json="results/tables/{table}.json",
-        csv="results/tables/{table}.csv",
+        tex=report(PATHS.table_tex, category="Tables", caption="../report/table.rst"),
+        json=PATHS.table_json,
+        csv=PATHS.table_csv,
     log:
-        "results/logs/table/{table}.log",
+        PATHS.log("table", "{table}"),
     params:
-        table=lambda wc: layout_spec("tables", wc.table),
+        **params_of("table"),
+        code=code_of("table"),
     threads: threads_of("table")
     resources:
         **resources_of("table"),
@@ -26,17 +26,17 @@ rule table:
 
 rule figure:
     input:
-        code=code("peftir.jobs.reports"),
-        metrics=lambda wc: layout_runs("figures", wc.figure, "metrics"),
-        summaries=lambda wc: layout_runs("figures", wc.figure, "summaries"),
+        metrics=lambda wc: plan.report_runs(config, "figures", wc.figure, PATHS.metrics),
+        summaries=lambda wc: plan.report_runs(config, "figures", wc.figure, PATHS.summary),
     output:
-        pdf=report("results/figures/{figure}.pdf", category="Figures", caption="../report/figure.rst"),
-        png="results/figures/{figure}.png",
-        json="results/figures/{figure}.json",
+        pdf=report(PATHS.figure_pdf, category="Figures", caption="../report/figure.rst"),
+        png=PATHS.figure_png,
+        json=PATHS.figure_json,
     log:
-        "results/logs/figure/{figure}.log",
+        PATHS.log("figure", "{figure}"),
     params:
-        figure=lambda wc: layout_spec("figures", wc.figure),
+        **params_of("figure"),
+        code=code_of("figure"),
     threads: threads_of("figure")
     resources:
         **resources_of("figure"),

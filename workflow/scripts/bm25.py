@@ -1,4 +1,8 @@
-"""Rule `bm25`: see peftir.jobs.retrieval.search."""
-from peftir.runner import run
+"""Rule `bm25`: Anserini BM25 run of the dataset's queries."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.retrieval:search", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.retrieval.anserini import bm25_search
+
+    bm25_search(smk.input.index, smk.input.queries, smk.output.run, smk.params.bm25, smk.wildcards.dataset,
+                threads=smk.threads)

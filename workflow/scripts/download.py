@@ -1,4 +1,7 @@
-"""Rule `download`: see peftir.jobs.collection.export."""
-from peftir.runner import run
+"""Rule `download`: a dataset's documents, queries and qrels exported from ir_datasets."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.collection:export", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.data.export import export_dataset
+
+    export_dataset(smk.params.export, smk.output.docs, smk.output.queries, smk.output.qrels, smk.output.info)

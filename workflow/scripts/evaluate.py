@@ -1,4 +1,8 @@
-"""Rule `evaluate`: see peftir.jobs.evaluation.evaluate."""
-from peftir.runner import run
+"""Rules `evaluate` and `evaluate_bm25`: a run's per-query and mean metrics on a fold's test queries."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.evaluation:evaluate", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.evaluation.metrics import measure_fold
+
+    measure_fold(smk.input.run, smk.input.qrels, smk.input.folds, smk.wildcards.fold, smk.params.metrics,
+                 smk.params.depth, smk.output.metrics, about=dict(smk.wildcards.items()))

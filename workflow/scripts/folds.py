@@ -1,4 +1,7 @@
-"""Rule `folds`: see peftir.jobs.folding.make_folds."""
-from peftir.runner import run
+"""Rule `folds`: the dataset's queries assigned to cross-validation folds (or pre-assigned splits)."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.folding:make_folds", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.data.folds import assign_folds
+
+    assign_folds(smk.wildcards.dataset, smk.params.folds, smk.input.queries, smk.output.folds)

@@ -1,4 +1,9 @@
-"""Rule `index`: see peftir.jobs.retrieval.index."""
-from peftir.runner import run
+"""Rule `index`: an Anserini index of the exported documents."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.retrieval:index", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from pathlib import Path
+
+    from peftir.retrieval.anserini import build_index
+
+    build_index(Path(smk.input.docs).parent, smk.output.index, threads=smk.threads)

@@ -1,4 +1,13 @@
-"""Rule `rerank`: see peftir.jobs.ranking.rerank_test."""
-from peftir.runner import run
+"""Rule `rerank`: the test fold's BM25 candidates reranked with a trained run's kept weights."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.ranking:rerank_test", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.rankers.inputs import Collection
+    from peftir.rankers.rerank import rerank_test_fold
+
+    rerank_test_fold(
+        Collection(smk.input.queries, smk.input.qrels, smk.input.docs, smk.input.folds), smk.input.candidates,
+        smk.wildcards.dataset, smk.wildcards.fold, int(smk.wildcards.seed), smk.wildcards.ranker,
+        backbone=smk.params.backbone, settings=smk.params.ranker, method=smk.params.method,
+        training=smk.params.training, reranking=smk.params.rerank, device=smk.params.device, threads=smk.threads,
+        weights=smk.input.weights, output=smk.output.run)

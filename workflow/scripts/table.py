@@ -1,4 +1,8 @@
-"""Rule `table`: see peftir.jobs.reports.table."""
-from peftir.runner import run
+"""Rule `table`: one result table (LaTeX, JSON, CSV) from its runs' metrics and BM25's."""
+from peftir.workflow.job import job
 
-run("peftir.jobs.reports:table", snakemake)  # noqa: F821 (injected by Snakemake)
+with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
+    from peftir.reports.tables import make_table
+
+    make_table(smk.params.table, list(smk.input.metrics), list(smk.input.summaries), list(smk.input.reference),
+               smk.output.tex, smk.output.json, smk.output.csv)

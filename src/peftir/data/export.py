@@ -1,0 +1,126 @@
+"""Export an ir_datasets collection to plain files that every later stage reads.
+
+Exporting once decouples the workflow from ir_datasets' caches and lazy
+downloads: Anserini indexes the documents (JsonCollection format), the rankers
+read the queries and qrels, and ``info.json`` (written last) records what was
+exported so an interrupted export never looks complete.
+
+Licensed corpora (TREC disks 4 & 5, ClueWeb09) cannot be downloaded; for them
+:func:`check_available` looks for the source files where ir_datasets expects
+them and :class:`MissingDataError` says what to obtain and where to put it.
+``ir_datasets`` is imported lazily: it binds its data paths to
+``IR_DATASETS_HOME`` when first imported, so the variable must be set before.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..errors import ActionableError
+from ..files import atomic_write
+from .trec import Qrels, write_qrels, write_topics
+
+
+class MissingDataError(ActionableError):
+    """The source files of a licensed collection are not where ir_datasets looks for them."""
+
+
+def normalise(text: str) -> str:
+    """Collapse whitespace (newlines would break TSV/JSON-lines consumers); keep case."""
+    return " ".join(text.split())
+
+
+def _load(irds_id: str) -> Any:
+    import ir_datasets  # lazy: binds IR_DATASETS_HOME at import time
+
+    return ir_datasets.load(irds_id)
+
+
+def docs_source_path(irds_id: str) -> Path:
+    """Where ir_datasets reads the collection's source documents, without touching the network.
+
+    ``docs_path(force=False)`` is the path the docs handler (TrecDocs for disks45,
+    ClueWeb09Docs for clueweb09, ...) reads, e.g. ``$IR_DATASETS_HOME/disks45/corpus``.
+    """
+    return Path(_load(irds_id).docs_handler().docs_path(force=False))
+
+
+def _present(path: Path) -> bool:
+    return path.is_file() or (path.is_dir() and any(path.iterdir()))
+
+
+def check_available(spec: Mapping[str, Any]) -> str | None:
+    """Return why the collection's documents are unavailable, or None if they are present."""
+    path = docs_source_path(spec["irds"])
+    if _present(path):
+        return None
+    licence = spec.get("licence", "the collection's source files")
+    return (f"{spec['irds']}: document collection not found. Obtain {licence} and copy or "
+            f"symlink its source files to {path} (where ir_datasets expects them; the "
+            f"location follows IR_DATASETS_HOME, default ~/.ir_datasets).")
+
+
+def _fields(record: Any, names: Iterable[str], kind: str) -> list[str]:
+    """The requested fields of a record, failing with the available names if one is wrong."""
+    names = list(names)
+    missing = [name for name in names if name not in record._fields]
+    if missing:
+        raise KeyError(f"{kind} field(s) {missing} not in {record._fields}")
+    return [getattr(record, name) or "" for name in names]
+
+
+def _write_docs(dataset: Any, doc_fields: list[str], path: Path) -> int:
+    count = 0
+    with atomic_write(path) as handle:
+        for doc in dataset.docs_iter():
+            text = normalise(" ".join(_fields(doc, doc_fields, "document")))
+            handle.write(json.dumps({"id": doc.doc_id, "contents": text}) + "\n")
+            count += 1
+    return count
+
+
+def _query_sources(spec: Mapping[str, Any]) -> list[str]:
+    """Pre-assigned splits contribute their queries and qrels; otherwise the dataset itself."""
+    return list(spec["splits"].values()) if spec.get("splits") else [spec["irds"]]
+
+
+def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
+    topics: dict[str, str] = {}
+    qrels: Qrels = {}
+    for irds_id in _query_sources(spec):
+        dataset = _load(irds_id)
+        for query in dataset.queries_iter():
+            topics[query.query_id] = normalise(_fields(query, [spec["query_field"]], "query")[0])
+        if dataset.has_qrels():
+            for qrel in dataset.qrels_iter():
+                qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
+    return topics, qrels
+
+
+def export_dataset(spec: Mapping[str, Any], docs: str | Path, queries: str | Path, qrels: str | Path,
+                   info: str | Path) -> dict[str, Any]:
+    """The ``download`` rule: documents (JSON lines, Anserini's JsonCollection), queries (TSV), qrels and,
+    last, ``info`` (what was exported: counts, fields, splits)."""
+    if spec.get("licence"):
+        message = check_available(spec)
+        if message:
+            raise MissingDataError(message)
+    n_docs = _write_docs(_load(spec["irds"]), list(spec["doc_fields"]), Path(docs))
+    topics, judgments = _queries_and_qrels(spec)
+    write_topics(queries, topics)
+    write_qrels(qrels, judgments)
+    exported = {
+        "irds": spec["irds"],
+        "splits": dict(spec.get("splits") or {}),
+        "query_field": spec["query_field"],
+        "doc_fields": list(spec["doc_fields"]),
+        "docs": n_docs,
+        "queries": len(topics),
+        "qrels": sum(len(judged) for judged in judgments.values()),
+        "queries_with_qrels": len(judgments),
+    }
+    with atomic_write(info) as handle:
+        json.dump(exported, handle, indent=2)
+        handle.write("\n")
+    return exported

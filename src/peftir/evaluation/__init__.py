@@ -1,0 +1,1 @@
+"""Evaluation: metrics with ir_measures and the paper's significance test."""

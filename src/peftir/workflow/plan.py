@@ -1,0 +1,76 @@
+"""Planning the DAG from the config alone (no data): which files each job reads, what it asks for.
+
+The rules' input functions and resources come from here; paths from ``peftir.layout``. Each
+function takes the config and, where it depends on one job, that job's wildcards as a dict.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..data.folds import fold_ids
+from ..layout import PATHS, dataset_training, first_stage, kept, row_methods
+
+Config = Mapping[str, Any]
+
+
+def datasets(config: Config) -> list[str]:
+    return list(config["experiment"]["datasets"])
+
+
+def folds_of(config: Config, dataset: str) -> list[str]:
+    """Fold ids of a dataset, known from its config entry alone."""
+    return fold_ids(config["datasets"][dataset])
+
+
+def reports(config: Config, kind: str) -> list[str]:
+    """The tables (or figures) that have a ranker this experiment runs."""
+    return [name for name, spec in config[kind].items() if kept(config, spec["rankers"])]
+
+
+def collection(wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A dataset's exported files, by the names ``peftir.rankers.inputs.Collection`` takes."""
+    return {name: getattr(PATHS, name).format(dataset=wildcards["dataset"])
+            for name in ("queries", "qrels", "docs", "folds")}
+
+
+def first_stage_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A sequential hybrid starts from its first part's kept weights: the standalone run's when m equals
+    the standalone epochs (the paper's setting), else that part's run of m epochs (``epochs{m}/``),
+    which every hybrid with the same first part shares."""
+    first = first_stage(wildcards["method"])
+    if first is None:
+        return {}
+    settings = dataset_training(config, wildcards["dataset"])
+    m = settings["sequential"]["first_epochs"]
+    named = {**wildcards, "method": first, "epochs": m}
+    if m == settings["epochs"]:
+        return {"first_stage": PATHS.weights.format(**named)}
+    return {"first_stage": PATHS.first_stage_weights.format(**named)}
+
+
+def report_runs(config: Config, kind: str, name: str, pattern: str) -> list[str]:
+    """``pattern`` (``PATHS.metrics`` or ``PATHS.summary``) for every run a table or figure summarises,
+    in one fixed order: dataset, ranker, method, fold, seed."""
+    spec = config[kind][name]
+    methods = list(dict.fromkeys(m for row in spec["methods"] for m in row_methods(config, spec, row)))
+    return [pattern.format(dataset=dataset, ranker=ranker, method=method, fold=fold, seed=seed)
+            for dataset in datasets(config)
+            for ranker in kept(config, spec["rankers"])
+            for method in methods
+            for fold in folds_of(config, dataset)
+            for seed in config["experiment"]["seeds"]]
+
+
+def reference_runs(config: Config) -> list[str]:
+    """BM25's per-fold metrics files: every table's reference row."""
+    return [PATHS.bm25_metrics.format(dataset=d, fold=f) for d in datasets(config) for f in folds_of(config, d)]
+
+
+def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:
+    """What one job of ``rule`` asks for: ``config.resources.<rule>`` with the dataset's overrides
+    (``datasets.<name>.resources.<rule>``); threads, mem_mb, runtime (minutes), gpu, and gpu_model
+    where set. Partitions, account and QoS are site settings of the SLURM profile, not config."""
+    dataset = wildcards.get("dataset")
+    overrides = config["datasets"][dataset].get("resources", {}).get(rule, {}) if dataset else {}
+    return {"gpu": 0, **config["resources"][rule], **overrides}
+

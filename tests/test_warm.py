@@ -1,0 +1,110 @@
+"""Running a job's script: in its own process and through the warm worker, the same script and results."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from peftir.provenance import records
+from peftir.workflow import warm
+
+QUERIES = "".join(f"q{i}\ttext {i}\n" for i in range(9))
+# A workflow script as Snakemake runs it: its copy under .snakemake/scripts, with a `snakemake` object.
+SCRIPT = '''
+import json, sys
+from types import SimpleNamespace
+from peftir.workflow import warm
+from peftir.workflow.job import job
+
+class Named(dict):
+    __getattr__ = dict.__getitem__
+
+snakemake = SimpleNamespace(rule="folds", input=Named(queries="queries.tsv"), output=Named(folds="folds.json"),
+                            params=Named(folds={"folds": {"scheme": "seeded", "n": 3, "seed": 1}}),
+                            wildcards=Named(dataset="toy"), log=["folds.log"], threads=1)
+with open("served.txt", "w") as handle:
+    handle.write(str(warm.serving()))
+with job(snakemake) as smk:
+    from peftir.data.folds import assign_folds
+
+    assign_folds(smk.wildcards.dataset, smk.params.folds, smk.input.queries, smk.output.folds)
+    print("done", file=sys.stderr)
+'''
+
+
+def _workdir(path: Path, queries: str = QUERIES) -> Path:
+    (path / ".snakemake" / "scripts").mkdir(parents=True)
+    (path / ".snakemake" / "scripts" / "tmp1.folds.py").write_text(SCRIPT)
+    (path / "queries.tsv").write_text(queries)
+    return path
+
+
+def _run(workdir: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, ".snakemake/scripts/tmp1.folds.py"], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    """A worker owned by this test process (its scripts' processes descend from it)."""
+    address = str(tmp_path_factory.mktemp("worker") / "w.sock")
+    scripts = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+    process = subprocess.Popen([sys.executable, "-m", "peftir.workflow.warm", address, str(os.getpid()), str(scripts)])
+    deadline = time.time() + 120
+    while not os.path.exists(address):
+        assert process.poll() is None and time.time() < deadline, "worker did not start"
+        time.sleep(0.1)
+    yield {**os.environ, warm.ADDRESS_ENV: address, warm.OWNER_ENV: str(os.getpid())}
+    process.kill()
+    process.wait()
+
+
+def _plain_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in (warm.ADDRESS_ENV, warm.OWNER_ENV)}
+
+
+def test_the_same_script_gives_the_same_outputs_and_records_with_and_without_the_worker(worker, tmp_path):
+    alone, served = _workdir(tmp_path / "alone"), _workdir(tmp_path / "served")
+    assert _run(alone, _plain_env()).returncode == 0
+    assert _run(served, worker).returncode == 0
+    assert (alone / "served.txt").read_text() == "False" and (served / "served.txt").read_text() == "True"
+    assert (alone / "folds.json").read_bytes() == (served / "folds.json").read_bytes()
+    assert "done" in (alone / "folds.log").read_text() and "done" in (served / "folds.log").read_text()
+    assert "run by the warm worker" in (served / "folds.log").read_text()
+    assert "run by the warm worker" not in (alone / "folds.log").read_text()
+    made = [json.loads((d / records.record_path("folds.json")).read_text()) for d in (alone, served)]
+    assert made[0]["outputs"] == made[1]["outputs"] and made[0]["params"] == made[1]["params"]
+
+
+def test_a_failure_reaches_the_log_and_the_exit_status_both_ways(worker, tmp_path):
+    for name, env in (("alone", _plain_env()), ("served", worker)):
+        workdir = _workdir(tmp_path / name, queries="")            # no queries: no folds
+        done = _run(workdir, env)
+        assert done.returncode == 1
+        assert "Traceback" in (workdir / "folds.log").read_text()
+        assert "job failed; log: folds.log" in done.stderr          # the terminal gets the log's end
+        assert not (workdir / "folds.json").exists() and not (workdir / "results").exists()
+
+
+def test_the_worker_serves_only_snakemakes_script_copies(worker, tmp_path):
+    workdir = _workdir(tmp_path / "elsewhere")
+    (workdir / "script.py").write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "script.py"], cwd=workdir, env=worker, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and (workdir / "served.txt").read_text() == "False"   # refused: ran here
+
+
+def test_a_process_outside_the_owners_tree_runs_its_job_itself(worker, tmp_path):
+    workdir = _workdir(tmp_path / "stranger")
+    assert _run(workdir, {**worker, warm.OWNER_ENV: "1"}).returncode == 0     # e.g. a job on a cluster node
+    assert (workdir / "served.txt").read_text() == "False"
+
+
+@pytest.mark.parametrize("setting, local_run, deployed, expected", [
+    ("auto", True, False, True), ("auto", False, False, False), (True, False, False, True),
+    (False, True, False, False), ("auto", True, True, False), (True, True, True, False)])
+def test_when_a_worker_is_started(setting, local_run, deployed, expected):
+    assert warm.wanted(setting, local_run, deployed) is expected
