@@ -82,10 +82,11 @@ class _Normalise(ast.NodeTransformer):
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         super().generic_visit(node)
-        body = getattr(node, "body", None)
-        if isinstance(body, list):
-            kept = [stmt for stmt in body if not _is_docstring_or_log(stmt)]
-            node.body = kept if kept or isinstance(node, ast.Module) else [ast.Pass()]
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                kept = [stmt for stmt in statements if not _is_docstring_or_log(stmt)]
+                setattr(node, name, kept or ([] if name != "body" or isinstance(node, ast.Module) else [ast.Pass()]))
         return node
 
 

@@ -21,8 +21,8 @@ from importlib import metadata
 from pathlib import Path
 
 from ..files import atomic_write
+from ..layout import RESULTS
 
-RESULTS = "results"
 RECORDS = Path(RESULTS) / "provenance"
 CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order
 WORKFLOW_ENV = "PEFTIR_WORKFLOW"         # set by the Snakefile: the workflow's checkout (its git commit)

@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..errors import ActionableError
-from ..provenance import records
 from . import warm
 
 
@@ -71,6 +70,8 @@ def _log_tail(path: str | None, lines: int = 3) -> str:
 def job(smk: Any) -> Iterator[Any]:
     """Run the body as the job of Snakemake's ``smk`` object (see the module's docstring)."""
     warm.run_in_worker()          # returns only where this process is to run the job itself
+    from ..provenance import records   # not before: a process that hands its job over stays light
+
     started = records.now()
     log = str(smk.log[0]) if smk.log else None
     failed = False
@@ -94,7 +95,9 @@ def job(smk: Any) -> Iterator[Any]:
 def job_key(smk: Any) -> str:
     """What identifies this job's work: rule, params, wildcards and each input's size and modification
     time. A training checkpoint carries it, so only the job that wrote one resumes from it."""
+    from ..provenance.records import files_by_name
+
     inputs = {name: [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in paths]
-              for name, paths in sorted(records.files_by_name(_named(smk.input)).items())}
+              for name, paths in sorted(files_by_name(_named(smk.input)).items())}
     key = [smk.rule, dict(smk.params.items()), dict(smk.wildcards.items()), inputs]
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()

@@ -36,9 +36,6 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from ..provenance import records
-from ..provenance.code_version import modules
-
 ADDRESS_ENV = "PEFTIR_WARM_WORKER"    # the worker's socket
 OWNER_ENV = "PEFTIR_WARM_OWNER"       # pid of the Snakemake process that started it
 # What a script's preamble and its job context import, beside what it runs (``code_version.modules``).
@@ -171,6 +168,9 @@ def serve(address: str, owner: int, scripts: str) -> None:
     The socket appears once the imports are done: the first jobs (exports, indexing) run in their own
     processes meanwhile, with the few imports they need, rather than wait for all of them.
     """
+    from ..provenance import records
+    from ..provenance.code_version import modules
+
     for module in [*PRELOAD, *sorted({m for s in Path(scripts).glob("*.py") for m in modules(str(s))})]:
         importlib.import_module(module)
     records.versions()            # the same for every job of the run: found once, inherited by each child
