@@ -21,12 +21,10 @@ from pathlib import Path
 from statistics import fmean
 from typing import Callable
 
-import pandas as pd
-
 from .. import layout
 from ..evaluation import stats
 from ..evaluation.metrics import evaluate_fold, read_metrics
-from ..reports.cells import IMPROVEMENT_ROW, REFERENCE_ROW, improvement_cell
+from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
 from ..workflow.config import load_config
 from . import records
@@ -179,14 +177,15 @@ class Auditor:
         return origin, "    " + " → ".join(reversed(steps)) + " (ir_measures agrees)"
 
 
-def check_improvements(auditor: Auditor, frame: pd.DataFrame, table: str) -> None:
+def check_improvements(auditor: Auditor, cells: list[dict], table: str) -> None:
     """Each "Improvement (%)" cell is the best of its group's column against full FT's."""
-    for _, cell in frame[frame["row_kind"] == IMPROVEMENT_ROW].iterrows():
-        column = frame[(frame["group"] == cell["group"]) & (frame["dataset"] == cell["dataset"])
-                       & (frame["metric"] == cell["metric"]) & (frame["row_kind"] != IMPROVEMENT_ROW)]
-        rows = column.to_dict(orient="records")
-        baseline = next(c for c in rows if c["row"] == layout.BASELINE)
-        expected = improvement_cell([c for c in rows if c is not baseline], baseline)
+    for cell in cells:
+        if cell["row_kind"] != IMPROVEMENT_ROW:
+            continue
+        column = [c for c in cells if c["row_kind"] == METHOD_ROW and (c["group"], c["dataset"], c["metric"])
+                  == (cell["group"], cell["dataset"], cell["metric"])]
+        baseline = next(c for c in column if c["row"] == layout.BASELINE)
+        expected = improvement_cell([c for c in column if c is not baseline], baseline)
         if expected["printed"] != cell["printed"] or expected["method"] != cell["method"]:
             auditor.cell = cell["cell"]
             auditor.fail(table, f"the improvement is {expected['printed']} ({expected['method']}), "
@@ -218,7 +217,10 @@ def audit(table_path: str, cells: list[str] | None = None, check_config: bool = 
         spec = record["params"]["table"]
         if render_latex(frame, spec["name"], spec["caption"]) != Path(table_path).read_text():
             auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
-        numbers = frame[frame["row_kind"] != IMPROVEMENT_ROW].to_dict(orient="records")
+        every = frame.to_dict(orient="records")
+        numbers = [c for c in every if c["row_kind"] != IMPROVEMENT_ROW]
+        baselines = {(c["group"], c["dataset"], c["metric"]): c for c in every
+                     if c["row_kind"] == METHOD_ROW and c["row"] == layout.BASELINE}
         if cells:
             unknown = sorted(set(cells) - {c["cell"] for c in numbers})
             if unknown:
@@ -227,12 +229,11 @@ def audit(table_path: str, cells: list[str] | None = None, check_config: bool = 
             numbers = [c for c in numbers if c["cell"] in cells]
         for cell in numbers:
             auditor.cell = cell["cell"]
-            baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE else next(
-                c for c in frame.to_dict(orient="records") if c["group"] == cell["group"]
-                and c["row"] == layout.BASELINE and c["dataset"] == cell["dataset"] and c["metric"] == cell["metric"])
+            baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE \
+                else baselines[(cell["group"], cell["dataset"], cell["metric"])]
             auditor.check_cell(cell, baseline, table_path, table_inputs)
         auditor.cell = "(table)"
-        check_improvements(auditor, frame, table_path)
+        check_improvements(auditor, every, table_path)
         for source, digest in table_inputs.items():   # the rest (summaries): unchanged since the table
             auditor.check_input(source, digest, table_path, walk=False)
         if check_config:
