@@ -3,7 +3,8 @@
 The page needs the checkout's commit, the commit each built table came from, package versions
 and the config. Snakemake cannot tell a parse that a report was asked for, so the Snakefile puts
 a ``LandingPage`` in the config and nothing is computed (no git, no file reads) until the report's
-template reads an attribute.
+template reads an attribute. Snakemake also pickles the config into every job's script, where the
+page is of no use: it travels as an empty dict, so a job's process imports nothing for it.
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ class LandingPage:
     def __init__(self, checkout: str, configfiles: list[str], tables: list[str], config: dict) -> None:
         self.checkout, self.configfiles, self._tables = checkout, configfiles, tables
         self._config = {key: value for key, value in config.items() if not isinstance(value, LandingPage)}
+
+    def __reduce__(self) -> tuple[type, tuple]:
+        return dict, ()
 
     @cached_property
     def git(self) -> dict:
