@@ -21,6 +21,7 @@ directory goes with it.
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -174,6 +175,11 @@ def serve(address: str, owner: int, scripts: str) -> None:
     for module in [*PRELOAD, *sorted({m for s in Path(scripts).glob("*.py") for m in modules(str(s))})]:
         importlib.import_module(module)
     records.versions()            # the same for every job of the run: found once, inherited by each child
+    # The preloaded modules' objects move to a permanent generation: a child's garbage collections
+    # neither walk them nor write to their pages, which stay shared with this process (Python's
+    # advice for processes that fork without exec).
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
