@@ -177,15 +177,17 @@ class Auditor:
         return origin, "    " + " → ".join(reversed(steps)) + " (ir_measures agrees)"
 
 
-def check_improvements(auditor: Auditor, cells: list[dict], table: str) -> None:
-    """Each "Improvement (%)" cell is the best of its group's column against full FT's."""
+def check_improvements(auditor: Auditor, cells: list[dict], baselines: dict[tuple, dict], table: str) -> None:
+    """Each "Improvement (%)" cell is the best of its group's column against full FT's
+    (``baselines``: full FT's cell by group, dataset and metric)."""
     for cell in cells:
         if cell["row_kind"] != IMPROVEMENT_ROW:
             continue
-        column = [c for c in cells if c["row_kind"] == METHOD_ROW and (c["group"], c["dataset"], c["metric"])
-                  == (cell["group"], cell["dataset"], cell["metric"])]
-        baseline = next(c for c in column if c["row"] == layout.BASELINE)
-        expected = improvement_cell([c for c in column if c is not baseline], baseline)
+        key = (cell["group"], cell["dataset"], cell["metric"])
+        baseline = baselines[key]
+        column = [c for c in cells if c["row_kind"] == METHOD_ROW and c is not baseline
+                  and (c["group"], c["dataset"], c["metric"]) == key]
+        expected = improvement_cell(column, baseline)
         if expected["printed"] != cell["printed"] or expected["method"] != cell["method"]:
             auditor.cell = cell["cell"]
             auditor.fail(table, f"the improvement is {expected['printed']} ({expected['method']}), "
@@ -233,7 +235,7 @@ def audit(table_path: str, cells: list[str] | None = None, check_config: bool = 
                 else baselines[(cell["group"], cell["dataset"], cell["metric"])]
             auditor.check_cell(cell, baseline, table_path, table_inputs)
         auditor.cell = "(table)"
-        check_improvements(auditor, every, table_path)
+        check_improvements(auditor, every, baselines, table_path)
         for source, digest in table_inputs.items():   # the rest (summaries): unchanged since the table
             auditor.check_input(source, digest, table_path, walk=False)
         if check_config:
