@@ -79,7 +79,7 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["experiment"]["datasets"].append("trec-covid"),
      "config key experiment.datasets[1] = 'trec-covid': allowed: vaswani, robust04, clueweb09b, msmarco-doc"),
     (lambda c: c["bm25"].update(k1="high"), "config key bm25.k1 = 'high': expected type: number"),
-    (lambda c: c["training"].pop("epochs"), "config key training: required keys:"),
+    (lambda c: c["training"].pop("epochs"), "config key training: missing key(s) epochs; required keys:"),
     (lambda c: c["ranker"]["twinbert"].update(pooling="max"), "allowed: mean, cls"),
     (lambda c: c["methods"]["lora"].update(scaling="peft"), "allowed: alpha_over_r, r_over_alpha"),
     (lambda c: c["training"].update(epoch=3), "unknown key(s) epoch"),
@@ -94,6 +94,48 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["vaswani"].update(training={"epoch": 0}),
      "config key datasets.vaswani.training: unknown key(s) epoch"),
     (lambda c: c["execution"].update(warm_worker="yes"), "config key execution.warm_worker = 'yes'"),
+    # exact types and ranges
+    (lambda c: c["training"].update(epochs=2.0), "config key training.epochs = 2.0: expected type: integer"),
+    (lambda c: c["training"].update(epochs=True), "config key training.epochs = True: expected type: integer"),
+    (lambda c: c["resources"]["train"].update(gpu=1.0), "config key resources.train.gpu = 1.0: expected type: integer"),
+    (lambda c: c["experiment"].update(seeds=[1, 2**32]), "config key experiment.seeds[1] = 4294967296: a seed in 0..2**32-1"),
+    (lambda c: c["datasets"]["vaswani"]["folds"].update(seed=-1), "config key datasets.vaswani.folds.seed = -1: a seed"),
+    (lambda c: c["datasets"]["vaswani"].update(training={"epochs": 0}),
+     "config key datasets.vaswani.training.epochs = 0: 0 is less than the minimum of 1"),
+    (lambda c: c["datasets"]["vaswani"].update(training={"batch_size": 4}),
+     "config key datasets.vaswani.training.micro_batch = 8: at most batch_size = 4"),
+    # keys that become paths, and keys that name things
+    (lambda c: c["figures"].update({"a/b": c["figures"]["figure4"]}), "config key figures.a/b: names are letters"),
+    (lambda c: c["labels"]["rankers"].update(splade="SPLADE"), "config key labels.rankers.splade: allowed: monobert"),
+    (lambda c: c["tables"]["table6"]["labels"].update(adapter="x"), "config key tables.table6.labels.adapter: allowed: full"),
+    # folds
+    (lambda c: c["datasets"]["vaswani"]["folds"].update(n=2), "config key datasets.vaswani.folds.n = 2: at least 3"),
+    (lambda c: c["datasets"]["vaswani"]["folds"].pop("n"), "config key datasets.vaswani.folds: missing key(s) n"),
+    (lambda c: c["datasets"]["robust04"]["folds"].pop("irds"), "config key datasets.robust04.folds: missing key(s) irds"),
+    (lambda c: c["datasets"]["vaswani"].update(folds={"scheme": "file"}),
+     "config key datasets.vaswani.folds: missing key(s) path"),
+    (lambda c: c["datasets"]["vaswani"].update(folds={"scheme": "file", "path": "/nonexistent/folds.tsv"}),
+     "config key datasets.vaswani.folds.path = '/nonexistent/folds.tsv': cannot read the folds file"),
+    (lambda c: c["datasets"]["msmarco-doc"].pop("splits"), "config key datasets.msmarco-doc: missing key(s) splits"),
+    # ir_datasets ids and fields
+    (lambda c: c["datasets"]["vaswani"].update(irds="vaswani/typo"),
+     "config key datasets.vaswani.irds = 'vaswani/typo': not an ir_datasets id"),
+    (lambda c: c["datasets"]["msmarco-doc"]["splits"].update(valid="msmarco-document/dev2"),
+     "config key datasets.msmarco-doc.splits.valid = 'msmarco-document/dev2': not an ir_datasets id"),
+    (lambda c: c["datasets"]["vaswani"].update(query_field="title"),
+     "config key datasets.vaswani.query_field = 'title': allowed: text (fields of vaswani's queries)"),
+    (lambda c: c["datasets"]["msmarco-doc"].update(query_field="title"),
+     "config key datasets.msmarco-doc.query_field = 'title': allowed: text (fields of msmarco-document/train's"),
+    (lambda c: c["datasets"]["vaswani"].update(doc_fields=["text", "body"]),
+     "config key datasets.vaswani.doc_fields[1] = 'body': allowed: text"),
+    # lengths, depths and the backbone
+    (lambda c: c["ranker"].update(max_query_len=200), "config key ranker.max_query_len = 200: at most max_seq_len - 4"),
+    (lambda c: c["bm25"].update(depth=10), "config key rerank.depth = 25: at most bm25.depth = 10"),
+    (lambda c: c["training"].update(train_depth=1000), "config key training.train_depth = 1000: at most bm25.depth"),
+    (lambda c: c["training"].update(micro_batch=16), "config key training.micro_batch = 16: at most batch_size = 8"),
+    (lambda c: c["backbone"].update(layers=50),
+     "config key backbone.layers = 50: at most 6, the pretrained layers of embedded:all-MiniLM-L6-v2"),
+    (lambda c: c["backbone"].update(name="./models/bert"), "config key backbone.name = './models/bert': no such directory"),
 ])
 def test_config_errors_name_the_key_and_allowed_values(change, message):
     config = copy.deepcopy(DEFAULT)
@@ -102,6 +144,30 @@ def test_config_errors_name_the_key_and_allowed_values(change, message):
         validate(config, SCHEMA)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_a_folds_file_is_checked_against_its_key(tmp_path):
+    folds = tmp_path / "folds.tsv"
+    folds.write_text("1\t1\n2\t2\n3 3\n")
+    config = copy.deepcopy(DEFAULT)
+    config["datasets"]["vaswani"]["folds"] = {"scheme": "file", "path": str(folds), "n": 3}
+    with pytest.raises(ConfigError, match=rf"folds.path = .*{folds}, line 3: expected query id<TAB>fold"):
+        validate(config, SCHEMA)
+    folds.write_text("1\t1\n2\t2\n3\t3\n4\t3\n")
+    validate(config, SCHEMA)
+    config["datasets"]["vaswani"]["folds"]["n"] = 5
+    with pytest.raises(ConfigError, match=r"config key datasets.vaswani.folds.n = 5: the file .* has 3 folds"):
+        validate(config, SCHEMA)
+
+
+def test_keys_that_become_paths_follow_the_wildcard_constraints():
+    """The schema's name pattern is the one Snakemake's wildcards must match (peftir.layout.NAME)."""
+    from peftir.layout import NAME
+
+    schema = yaml.safe_load(SCHEMA.read_text())
+    assert schema["$defs"]["name"]["pattern"] == f"^{NAME}$"
+    for section in ("datasets", "tables", "figures"):
+        assert schema["properties"][section]["propertyNames"] == {"$ref": "#/$defs/name"}
 
 
 def test_snakemake_stops_before_any_job_with_one_message(tmp_path):

@@ -47,18 +47,28 @@ def _seeded(qids: list[str], n: int, seed: int) -> dict[str, list[str]]:
     return {str(fold): sorted(shuffled[fold - 1::n]) for fold in range(1, n + 1)}
 
 
-def _read_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
-    """``{"folds": ...}`` or ``{"splits": ...}`` from a JSON folds document or a ``qid<TAB>fold`` TSV."""
-    text = Path(path).read_text()
+def read_folds_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
+    """``{"folds": ...}`` or ``{"splits": ...}`` from a JSON folds document or a ``qid<TAB>fold`` TSV;
+    a malformed file is a ValueError naming it (and, for the TSV, the line)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as problem:
+        raise ValueError(f"cannot read the folds file: {problem.strerror}") from None
     if text.lstrip().startswith("{"):
-        doc = json.loads(text)
-        key = "splits" if "splits" in doc else "folds"
-        return {key: {str(name): [str(q) for q in ids] for name, ids in doc[key].items()}}
+        try:
+            doc = json.loads(text)
+            key = "splits" if "splits" in doc else "folds"
+            return {key: {str(name): [str(q) for q in ids] for name, ids in doc[key].items()}}
+        except (ValueError, KeyError, AttributeError, TypeError) as problem:
+            raise ValueError(f"{path}: not a folds document ({{\"folds\": {{name: [query ids]}}}} or "
+                             f"{{\"splits\": ...}}): {problem}") from None
     folds: dict[str, list[str]] = {}
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            qid, fold = line.split("\t")[:2]
-            folds.setdefault(fold.strip(), []).append(qid.strip())
+            fields = line.split("\t")
+            if len(fields) != 2 or not all(f.strip() for f in fields):
+                raise ValueError(f"{path}, line {number}: expected query id<TAB>fold, got {line!r}")
+            folds.setdefault(fields[1].strip(), []).append(fields[0].strip())
     return {"folds": folds}
 
 
@@ -67,11 +77,11 @@ def _assign(name: str, spec: Mapping[str, Any], qids: list[str]) -> dict[str, An
     config = _config(spec)
     scheme = "file" if "path" in config else config.get("scheme")
     if scheme == "seeded":
-        n, seed = int(config.get("n", 5)), int(config.get("seed", 42))
+        n, seed = config["n"], config["seed"]
         return {"dataset": name, "scheme": scheme, "seed": seed, "folds": _seeded(qids, n, seed),
                 "source": f"random.Random({seed}) shuffle of the sorted query ids, dealt round-robin"}
     if scheme == "file":
-        groups = _read_file(config["path"])
+        groups = read_folds_file(config["path"])
         return {"dataset": name, "scheme": "presplit" if "splits" in groups else "file",
                 **groups, "source": str(config["path"])}
     if scheme == "published":
@@ -133,17 +143,14 @@ def fold_ids(spec: Mapping[str, Any]) -> list[str]:
     """Fold names for the DAG (no ir_datasets calls): "1".."n", or ["1"] for pre-assigned splits."""
     config = _config(spec)
     if "path" in config:
-        if not Path(config["path"]).exists():
-            n = int(config.get("n", 5))
-        else:
-            groups = _read_file(config["path"])
-            n = 1 if "splits" in groups else len(groups["folds"])
+        groups = read_folds_file(config["path"])
+        n = 1 if "splits" in groups else len(groups["folds"])
     elif config.get("scheme") == "presplit":
         n = 1
     elif config.get("scheme") == "published":
         n = len(config["irds"])
     else:
-        n = int(config.get("n", 5))
+        n = config["n"]
     return [str(i) for i in range(1, n + 1)]
 
 

