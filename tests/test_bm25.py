@@ -20,10 +20,10 @@ def searched(irds_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """Export, index and search once for the whole module."""
     root = tmp_path_factory.mktemp("bm25")
     data = root / "data"
-    export.export_dataset(VASWANI, data / "corpus" / "docs.jsonl", data / "queries.tsv", data / "qrels.txt",
-                          data / "info.json")
+    exported = export.export_dataset(VASWANI, data / "corpus" / "docs.jsonl", data / "queries.tsv",
+                                     data / "qrels.txt", data / "info.json")
     log = io.StringIO()
-    bm25.build_index(root / "data" / "corpus", root / "index", threads=2, log=log)
+    bm25.build_index(root / "data" / "corpus", root / "index", threads=2, expected_docs=exported["docs"], log=log)
     bm25.search(root / "index", root / "data" / "queries.tsv", root / "run.txt",
                 k1=0.9, b=0.4, hits=100, threads=2, log=log)
     return {"root": root, "run": root / "run.txt", "qrels": root / "data" / "qrels.txt", "log": log}
@@ -66,5 +66,31 @@ def test_search_failure_reports_java_output(tmp_path: Path) -> None:
 
 def test_index_failure_leaves_no_index(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="Invalid collection path"):
-        bm25.build_index(tmp_path / "no-corpus", tmp_path / "index", threads=1)
+        bm25.build_index(tmp_path / "no-corpus", tmp_path / "index", threads=1, expected_docs=1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_truncated_collection_fails_the_index_instead_of_indexing_part_of_it(searched: dict, tmp_path: Path):
+    """Anserini logs an ERROR for the cut line, indexes the rest and exits 0: the job must fail."""
+    docs = (searched["root"] / "data" / "corpus" / "docs.jsonl").read_text()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "docs.jsonl").write_text(docs[:len(docs) // 2])      # cut in the middle of a line
+    expected = docs.count("\n")
+    with pytest.raises(RuntimeError, match=r"it reported: .* ERROR .*Unexpected"):
+        bm25.build_index(corpus, tmp_path / "index", threads=1, expected_docs=expected, log=io.StringIO())
+    assert not (tmp_path / "index").exists()
+    whole_lines = docs[:docs[:len(docs) // 2].rindex("\n") + 1]   # no parse error, but documents missing
+    (corpus / "docs.jsonl").write_text(whole_lines)
+    with pytest.raises(RuntimeError, match=rf"indexed {whole_lines.count(chr(10))} documents of the {expected}"):
+        bm25.build_index(corpus, tmp_path / "index", threads=1, expected_docs=expected, log=io.StringIO())
+    assert not (tmp_path / "index").exists() and not list(tmp_path.glob(".index.*"))
+
+
+def test_a_killed_jobs_scratch_directory_is_removed_by_the_rerun(searched: dict, tmp_path: Path):
+    left = tmp_path / ".run.txt.abc123.part"
+    (left / "sub").mkdir(parents=True)
+    (tmp_path / ".run.txt.def456.part").write_text("half a run")
+    bm25.search(searched["root"] / "index", searched["root"] / "data" / "queries.tsv", tmp_path / "run.txt",
+                k1=0.9, b=0.4, hits=10, threads=1, log=io.StringIO())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]

@@ -110,10 +110,10 @@ def test_empty_fold_is_rejected(tmp_path: Path) -> None:
         folds.make_folds("toy", {"folds": {"path": str(path)}}, ["1", "2", "3"])
 
 
-def test_fold_ids() -> None:
+def test_fold_ids(tmp_path) -> None:
     assert folds.fold_ids(SEEDED) == ["1", "2", "3", "4", "5"]
-    assert folds.fold_ids({"folds": {"scheme": "seeded", "n": 3}}) == ["1", "2", "3"]
-    assert folds.fold_ids({"folds": {"scheme": "seeded"}}) == ["1", "2", "3", "4", "5"]
+    assert folds.fold_ids({"folds": {"scheme": "seeded", "n": 3, "seed": 1}}) == ["1", "2", "3"]
     assert folds.fold_ids({"folds": {"scheme": "published", "irds": ["a", "b", "c", "d"]}}) == ["1", "2", "3", "4"]
-    assert folds.fold_ids({"folds": {"scheme": "file", "path": "/nonexistent/folds.tsv"}}) == ["1", "2", "3", "4", "5"]
+    (tmp_path / "folds.tsv").write_text("q1\t1\nq2\t2\nq3\t3\nq4\t4\n")
+    assert folds.fold_ids({"folds": {"scheme": "file", "path": str(tmp_path / "folds.tsv")}}) == ["1", "2", "3", "4"]
     assert folds.fold_ids({"folds": {"scheme": "presplit"}}) == ["1"]

@@ -1,8 +1,9 @@
-"""Provenance records, code versions by content, run headers and training checkpoints."""
+"""Provenance records, code versions by content, TREC files and their ir_metadata, training checkpoints."""
 import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -81,13 +82,67 @@ def test_a_record_holds_inputs_outputs_params_seeds_versions_and_the_slurm_job(t
     assert len(stored["git"]["commit"]) == 40
 
 
-def test_run_headers_are_ir_metadata_comments_that_readers_skip(tmp_path):
-    header = ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
-    assert header[0] == "ir_metadata.start" and header[-1] == "ir_metadata.end"
-    assert header == ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
-    trec.write_run(tmp_path / "r.run", {"1": {"d1": 1.0, "d2": 2.0}}, tag="t", header=header)
-    assert (tmp_path / "r.run").read_text().startswith("# ir_metadata.start\n")
+def test_runs_are_plain_trec_with_their_ir_metadata_beside_them(tmp_path):
+    import ir_measures
+    import yaml
+
+    from peftir.provenance.ir_metadata import write_ir_metadata
+
+    metadata = ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
+    assert metadata == ir_metadata("t", {"ranker": "colbert", "settings": {"rank": 16}}, {"name": "vaswani"})
+    trec.write_run(tmp_path / "r.run", {"1": {"d1": 1.0, "d2": 2.0}}, tag="t")
+    write_ir_metadata(tmp_path / "r.ir_metadata.yaml", metadata)
+    assert (tmp_path / "r.run").read_text() == "1 Q0 d2 1 2.0 t\n1 Q0 d1 2 1.0 t\n"
+    assert yaml.safe_load((tmp_path / "r.ir_metadata.yaml").read_text())["method"]["settings"] == {"rank": 16}
     assert trec.read_run(tmp_path / "r.run") == {"1": {"d1": 1.0, "d2": 2.0}}
+    assert [(r.query_id, r.doc_id, r.score) for r in ir_measures.read_trec_run(str(tmp_path / "r.run"))] == [
+        ("1", "d2", 2.0), ("1", "d1", 1.0)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("# ir_metadata.start\n1 Q0 d1 1 1.0 t\n", r"r.run, line 1: not a TREC run line .*2 columns"),
+    ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 x t\n", r"r.run, line 2: not a TREC run line"),
+    ("1 Q0 d1 1 1.0\n", r"r.run, line 1: .*5 columns"),
+])
+def test_a_malformed_run_line_is_named_by_file_and_line(tmp_path, text, message):
+    (tmp_path / "r.run").write_text(text)
+    with pytest.raises(trec.MalformedFileError, match=message):
+        trec.read_run(tmp_path / "r.run")
+
+
+def test_malformed_qrels_and_topics_are_named_by_file_and_line(tmp_path):
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n1 0 d2 relevant\n")
+    with pytest.raises(trec.MalformedFileError, match=r"qrels.txt, line 2: not a qrels line"):
+        trec.read_qrels(tmp_path / "qrels.txt")
+    (tmp_path / "q.tsv").write_text("1\tfirst\n2\t \n")
+    with pytest.raises(trec.MalformedFileError, match=r"q.tsv, line 2: expected query id<TAB>non-empty text"):
+        trec.read_topics(tmp_path / "q.tsv")
+    (tmp_path / "q.tsv").write_text("1 a\tfirst\n")
+    with pytest.raises(trec.MalformedFileError, match=r"q.tsv, line 1: query id '1 a' is empty or holds whitespace"):
+        trec.read_topics(tmp_path / "q.tsv")
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def test_a_checkpoint_is_loaded_without_unpickling_code(tmp_path, monkeypatch):
+    import random
+
+    from peftir.errors import ActionableError
+    from peftir.training.checkpoint import restore_rng_states, rng_states
+
+    rng = random.Random(7)
+    Checkpoint(tmp_path / "c.ckpt", key="a").save({"rng": rng_states(rng)})
+    expected = [rng.random(), random.random(), float(np.random.rand()), float(torch.rand(1))]
+    restore_rng_states(rng, Checkpoint(tmp_path / "c.ckpt", key="a").load()["rng"])
+    assert [rng.random(), random.random(), float(np.random.rand()), float(torch.rand(1))] == expected
+    monkeypatch.chdir(tmp_path)
+    torch.save({"key": "a", "evil": _Payload()}, tmp_path / "c.ckpt")
+    with pytest.raises(ActionableError, match="c.ckpt holds more than tensors and plain values"):
+        Checkpoint(tmp_path / "c.ckpt", key="a").load()
+    assert not (tmp_path / "pwned").exists()
 
 
 def test_a_checkpoint_of_other_settings_is_not_resumed(tmp_path):

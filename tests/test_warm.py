@@ -12,12 +12,10 @@ from peftir.provenance import records
 from peftir.workflow import warm
 
 QUERIES = "".join(f"q{i}\ttext {i}\n" for i in range(9))
-# A workflow script as Snakemake runs it: its copy under .snakemake/scripts, with a `snakemake` object.
-SCRIPT = '''
-import json, sys
+# A workflow script (BODY, registered with the worker as folds.py) as Snakemake runs it: its copy under
+# .snakemake/scripts, a preamble that makes the `snakemake` object, then the script's text.
+PREAMBLE = '''
 from types import SimpleNamespace
-from peftir.workflow import warm
-from peftir.workflow.job import job
 
 class Named(dict):
     __getattr__ = dict.__getitem__
@@ -25,6 +23,11 @@ class Named(dict):
 snakemake = SimpleNamespace(rule="folds", input=Named(queries="queries.tsv"), output=Named(folds="folds.json"),
                             params=Named(folds={"folds": {"scheme": "seeded", "n": 3, "seed": 1}}),
                             wildcards=Named(dataset="toy"), log=["folds.log"], threads=1)
+'''
+BODY = '''import sys
+from peftir.workflow import warm
+from peftir.workflow.job import job
+
 with open("served.txt", "w") as handle:
     handle.write(str(warm.serving()))
 with job(snakemake) as smk:
@@ -33,6 +36,7 @@ with job(snakemake) as smk:
     assign_folds(smk.wildcards.dataset, smk.params.folds, smk.input.queries, smk.output.folds)
     print("done", file=sys.stderr)
 '''
+SCRIPT = PREAMBLE + BODY
 
 
 def _workdir(path: Path, queries: str = QUERIES) -> Path:
@@ -51,7 +55,8 @@ def _run(workdir: Path, env: dict) -> subprocess.CompletedProcess:
 def worker(tmp_path_factory):
     """A worker owned by this test process (its scripts' processes descend from it)."""
     address = str(tmp_path_factory.mktemp("worker") / "w.sock")
-    scripts = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+    scripts = tmp_path_factory.mktemp("scripts")
+    (scripts / "folds.py").write_text(BODY)
     process = subprocess.Popen([sys.executable, "-m", "peftir.workflow.warm", address, str(os.getpid()), str(scripts)])
     deadline = time.time() + 120
     while not os.path.exists(address):
@@ -89,10 +94,15 @@ def test_a_failure_reaches_the_log_and_the_exit_status_both_ways(worker, tmp_pat
         assert not (workdir / "folds.json").exists() and not (workdir / "results").exists()
 
 
-def test_the_worker_serves_only_snakemakes_script_copies(worker, tmp_path):
+@pytest.mark.parametrize("name, text", [
+    ("script.py", SCRIPT),                                    # not Snakemake's copy
+    (".snakemake/scripts/tmp2.other.py", SCRIPT),             # not a script of the workflow
+    (".snakemake/scripts/tmp2.folds.py", SCRIPT + "\nprint('and more')\n"),   # not the workflow's text
+])
+def test_the_worker_serves_only_copies_of_the_workflows_scripts(worker, tmp_path, name, text):
     workdir = _workdir(tmp_path / "elsewhere")
-    (workdir / "script.py").write_text(SCRIPT)
-    done = subprocess.run([sys.executable, "script.py"], cwd=workdir, env=worker, capture_output=True, text=True,
+    (workdir / name).write_text(text)
+    done = subprocess.run([sys.executable, name], cwd=workdir, env=worker, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and (workdir / "served.txt").read_text() == "False"   # refused: ran here
 
@@ -108,3 +118,22 @@ def test_a_process_outside_the_owners_tree_runs_its_job_itself(worker, tmp_path)
     (False, True, False, False), ("auto", True, True, False), (True, True, True, False)])
 def test_when_a_worker_is_started(setting, local_run, deployed, expected):
     assert warm.wanted(setting, local_run, deployed) is expected
+
+
+def test_the_workers_directory_goes_when_snakemake_is_killed(tmp_path):
+    """SIGKILL skips Snakemake's exit hooks; the worker sees its owner gone and removes its directory."""
+    (tmp_path / "folds.py").write_text(BODY)
+    owner = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom peftir.workflow import warm\n"
+                              f"print(warm.start({str(tmp_path)!r}), flush=True)\ntime.sleep(300)"],
+                             stdout=subprocess.PIPE, text=True)
+    address = Path(owner.stdout.readline().strip())
+    assert address.parent.name.startswith(warm.DIRECTORY_PREFIX)
+    deadline = time.time() + 120
+    while not address.exists():
+        assert time.time() < deadline, "worker did not start"
+        time.sleep(0.1)
+    owner.kill()
+    owner.wait()
+    while address.parent.exists():
+        assert time.time() < deadline + 30, f"{address.parent} left behind"
+        time.sleep(0.1)

@@ -174,6 +174,27 @@ def test_bm25_row_and_runs_follow_the_fold_rotation(workflow):
 
 
 @pytest.mark.integration
+def test_every_run_is_plain_trec_that_trec_eval_style_readers_take(workflow):
+    """trec_eval 9.0 rejects comment lines; every run is six columns, its ir_metadata in a sidecar."""
+    import ir_measures
+    import pytrec_eval
+    import yaml
+
+    runs = sorted((workflow / "results/runs").rglob("*.run"))
+    assert len(runs) > 20
+    for path in runs:
+        lines = path.read_text().splitlines()
+        assert lines and all(len(f) == 6 and f[1] == "Q0" and f[3].isdigit() and float(f[4]) == float(f[4])
+                             for f in map(str.split, lines)), path
+        with open(path) as handle:
+            parsed = pytrec_eval.parse_run(handle)
+        assert parsed == trec.read_run(path)
+        assert sum(1 for _ in ir_measures.read_trec_run(str(path))) == len(lines)
+        metadata = yaml.safe_load(path.with_suffix(".ir_metadata.yaml").read_text())
+        assert metadata["tag"] == lines[0].split()[5]
+
+
+@pytest.mark.integration
 def test_a_complete_workflow_plans_nothing_more(workflow):
     result = snakemake(workflow, *TARGETS, "-n", "--cores", "1")
     assert result.returncode == 0

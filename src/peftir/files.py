@@ -6,6 +6,7 @@ complete; Snakemake (and any reader) sees either the old file, no file, or the w
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +20,23 @@ def plain_mode(mode: int) -> int:
     return mode & ~umask
 
 
+def remove_leftovers(path: str | os.PathLike) -> None:
+    """Temporary files or directories a killed job left beside ``path`` (``.<name>.*.part``), which
+    no reader takes for an output: the job's rerun removes them before writing its own."""
+    path = Path(path)
+    for leftover in path.parent.glob(f".{path.name}.*.part"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.chmod(tmp, plain_mode(0o666))  # mkstemp's 0600 would make results unreadable to collaborators
     try:

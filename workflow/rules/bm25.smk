@@ -4,6 +4,7 @@
 rule index:
     input:
         docs=PATHS.docs,
+        info=PATHS.export_info,
     output:
         index=directory(PATHS.index),
     log:
@@ -25,6 +26,7 @@ rule bm25:
         queries=PATHS.queries,
     output:
         run=PATHS.bm25_run,
+        metadata=PATHS.bm25_run_metadata,
     log:
         PATHS.log("bm25", "{dataset}"),
     params:

@@ -42,6 +42,7 @@ rule rerank:
         weights=PATHS.weights,
     output:
         run=PATHS.run,
+        metadata=PATHS.run_metadata,
     log:
         PATHS.log("rerank", RUN),
     params:

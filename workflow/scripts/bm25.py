@@ -4,5 +4,5 @@ from peftir.workflow.job import job
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.anserini import bm25_search
 
-    bm25_search(smk.input.index, smk.input.queries, smk.output.run, smk.params.bm25, smk.wildcards.dataset,
-                threads=smk.threads)
+    bm25_search(smk.input.index, smk.input.queries, smk.output.run, smk.output.metadata, smk.params.bm25,
+                smk.wildcards.dataset, threads=smk.threads)

@@ -2,8 +2,6 @@
 from peftir.workflow.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from pathlib import Path
+    from peftir.retrieval.anserini import index_collection
 
-    from peftir.retrieval.anserini import build_index
-
-    build_index(Path(smk.input.docs).parent, smk.output.index, threads=smk.threads)
+    index_collection(smk.input.docs, smk.input.info, smk.output.index, threads=smk.threads)

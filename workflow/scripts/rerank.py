@@ -10,4 +10,4 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
         smk.wildcards.dataset, smk.wildcards.fold, int(smk.wildcards.seed), smk.wildcards.ranker,
         backbone=smk.params.backbone, settings=smk.params.ranker, method=smk.params.method,
         training=smk.params.training, reranking=smk.params.rerank, device=smk.params.device, threads=smk.threads,
-        weights=smk.input.weights, output=smk.output.run)
+        weights=smk.input.weights, output=smk.output.run, metadata=smk.output.metadata)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
-from .trec import Qrels, write_qrels, write_topics
+from .trec import MalformedFileError, Qrels, check_id, write_qrels, write_topics
 
 
 class MissingDataError(ActionableError):
@@ -74,6 +74,7 @@ def _write_docs(dataset: Any, doc_fields: list[str], path: Path) -> int:
     count = 0
     with atomic_write(path) as handle:
         for doc in dataset.docs_iter():
+            check_id("document", doc.doc_id, dataset.dataset_id())
             text = normalise(" ".join(_fields(doc, doc_fields, "document")))
             handle.write(json.dumps({"id": doc.doc_id, "contents": text}) + "\n")
             count += 1
@@ -91,7 +92,11 @@ def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
     for irds_id in _query_sources(spec):
         dataset = _load(irds_id)
         for query in dataset.queries_iter():
+            check_id("query", query.query_id, irds_id)
             topics[query.query_id] = normalise(_fields(query, [spec["query_field"]], "query")[0])
+            if not topics[query.query_id]:
+                raise MalformedFileError(f"{irds_id}: query {query.query_id} has no text in its field "
+                                         f"{spec['query_field']!r}; choose another datasets.<name>.query_field")
         if dataset.has_qrels():
             for qrel in dataset.qrels_iter():
                 qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance

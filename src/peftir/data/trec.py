@@ -1,29 +1,61 @@
 """Reading and writing the TREC formats every stage exchanges (runs, qrels, topics).
 
-Files are written atomically (``peftir.files``), so an interrupted job never leaves one that
-Snakemake would take as complete.
+Runs are plain six-column TREC runs (``qid Q0 docid rank score tag``), with no comment lines:
+trec_eval 9.0 rejects '#' lines ("Malformed line 1") and its later support for them was reverted,
+because MS MARCO document ids may contain '#'. A run's ir_metadata lives beside it instead
+(``peftir.provenance.ir_metadata``). Every reader checks each line and names file and line when one
+is malformed; files are written atomically (``peftir.files``), so an interrupted job never leaves one
+that Snakemake would take as complete.
 """
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections import defaultdict
-from typing import Mapping
+from typing import Iterator, Mapping
 
+from ..errors import ActionableError
 from ..files import atomic_write
 
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
+IDENTIFIER = re.compile(r"\S+")    # query and document ids: one whitespace-free token in every format
+
+
+class MalformedFileError(ActionableError):
+    """A line of an input file that its format does not allow; the message names file and line."""
+
+
+def check_id(kind: str, value: str, where: str) -> None:
+    """Ids are single whitespace-free tokens, or a run or qrels line would split them."""
+    if not IDENTIFIER.fullmatch(value):
+        raise MalformedFileError(f"{where}: {kind} id {value!r} is empty or holds whitespace; "
+                                 f"TREC runs and qrels cannot represent it")
+
+
+def _lines(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """Non-blank lines with their place (``file, line N``) for error messages."""
+    with open(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield f"{path}, line {number}", line
 
 
 def read_run(path: str | os.PathLike) -> Run:
-    """Read a TREC run (``qid Q0 docid rank score tag``); lines starting with '#' are comments."""
+    """Read a six-column TREC run (``qid Q0 docid rank score tag``), as trec_eval parses one."""
     run: Run = defaultdict(dict)
-    with open(path) as handle:
-        for line in handle:
-            if not line.strip() or line.startswith("#"):
-                continue
-            qid, _, docid, _, score, *_ = line.split()
+    for where, line in _lines(path):
+        fields = line.split()
+        try:
+            if len(fields) != 6:
+                raise ValueError(f"{len(fields)} columns")
+            qid, _, docid, rank, score, _ = fields
+            int(rank)
             run[qid][docid] = float(score)
+        except ValueError as problem:
+            raise MalformedFileError(f"{where}: not a TREC run line (qid Q0 docid rank score tag; {problem}): "
+                                     f"{line.rstrip()!r}") from None
     return dict(run)
 
 
@@ -32,15 +64,22 @@ def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(docs.items(), key=lambda item: (-item[1], item[0]))
 
 
-def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], tag: str,
-              header: list[str] | None = None) -> None:
-    """Write a TREC run atomically, ranks recomputed from scores, optional '#' header lines."""
+def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], tag: str) -> None:
+    """Write a six-column TREC run atomically, ranks recomputed from scores."""
+    check_id("run tag", tag, str(path))
     with atomic_write(path) as handle:
-        for line in header or []:
-            handle.write(f"# {line}\n")
         for qid in sorted(run):
             for rank, (docid, score) in enumerate(ranked(run[qid]), start=1):
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
+
+
+def report_missing(run: Run, qids, where: str) -> list[str]:
+    """Queries of ``qids`` with no document in ``run``, said on standard error (the job's log)."""
+    missing = sorted(set(qids) - {qid for qid, docs in run.items() if docs})
+    if missing:
+        shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        print(f"{where}: {len(missing)} queries have no document in the run: {shown}", file=sys.stderr)
+    return missing
 
 
 def truncate_run(run: Run, depth: int) -> Run:
@@ -49,13 +88,18 @@ def truncate_run(run: Run, depth: int) -> Run:
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
-    """Read TREC qrels (``qid iteration docid relevance``)."""
+    """Read TREC qrels (``qid iteration docid relevance``, relevance an integer)."""
     qrels: Qrels = defaultdict(dict)
-    with open(path) as handle:
-        for line in handle:
-            if line.strip():
-                qid, _, docid, rel = line.split()[:4]
-                qrels[qid][docid] = int(rel)
+    for where, line in _lines(path):
+        fields = line.split()
+        try:
+            if len(fields) != 4:
+                raise ValueError(f"{len(fields)} columns")
+            qid, _, docid, rel = fields
+            qrels[qid][docid] = int(rel)
+        except ValueError as problem:
+            raise MalformedFileError(f"{where}: not a qrels line (qid iteration docid relevance; {problem}): "
+                                     f"{line.rstrip()!r}") from None
     return dict(qrels)
 
 
@@ -67,13 +111,14 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
 
 
 def read_topics(path: str | os.PathLike) -> dict[str, str]:
-    """Read a ``qid<TAB>text`` topics file."""
+    """Read a ``qid<TAB>text`` topics file: one id, a non-empty text."""
     topics: dict[str, str] = {}
-    with open(path) as handle:
-        for line in handle:
-            if line.strip():
-                qid, text = line.rstrip("\n").split("\t", 1)
-                topics[qid] = text
+    for where, line in _lines(path):
+        qid, tab, text = line.rstrip("\n").partition("\t")
+        if not tab or not text.strip():
+            raise MalformedFileError(f"{where}: expected query id<TAB>non-empty text: {line.rstrip()!r}")
+        check_id("query", qid, where)
+        topics[qid] = text
     return topics
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from statistics import fmean
 
 from ..data import folds
-from ..data.trec import Qrels, Run, read_qrels, read_run, truncate_run
+from ..data.trec import Qrels, Run, read_qrels, read_run, report_missing, truncate_run
 from ..files import atomic_write
 from ..layout import measure, measure_provider
 
@@ -56,13 +56,16 @@ def metric_summary(per_query: PerQuery, metrics: list[str]) -> dict:
 
 def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, folds_path: str | os.PathLike,
                   fold: str, metrics: list[str], depth: int | None = None) -> dict:
-    """Summary (``metric_summary``) of a run file on the test queries of ``fold``; ``depth`` cuts the run first
+    """Summary (``metric_summary``) of a run file on the test queries of ``fold``, with the evaluated queries the
+    run has no document for (they score 0, and are reported); ``depth`` cuts the run first
     (BM25 as a reference row, at the depth the rerankers see). What the evaluate rule writes and the audit redoes."""
     run = read_run(run_path)
     if depth is not None:
         run = truncate_run(run, depth)
     test = folds.rotation(folds.read_folds(folds_path), fold)["test"]
-    return metric_summary(evaluate_run(run, read_qrels(qrels_path), metrics, test), metrics)
+    qrels = read_qrels(qrels_path)
+    summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)
+    return {**summary, "missing_from_run": report_missing(run, evaluated_qids(qrels, test), str(run_path))}
 
 
 def measure_fold(run_path: str, qrels_path: str, folds_path: str, fold: str, metrics: list[str],
@@ -74,8 +77,7 @@ def measure_fold(run_path: str, qrels_path: str, folds_path: str, fold: str, met
 
 def write_metrics(path: str | os.PathLike, summary: dict, extra: dict) -> None:
     """Write one evaluation as JSON, ``extra`` (provenance: dataset, method, fold...) first."""
-    document = {**extra, "metrics": summary["metrics"], "queries": summary["queries"],
-                "mean": summary["mean"], "per_query": summary["per_query"]}
+    document = {**extra, **summary}
     with atomic_write(path) as handle:
         json.dump(document, handle, indent=2, allow_nan=False)
         handle.write("\n")

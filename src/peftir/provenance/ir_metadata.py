@@ -1,27 +1,33 @@
-"""ir_metadata headers (Breuer et al., SIGIR 2022) for run files, as '#' comment lines.
+"""ir_metadata (Breuer et al., SIGIR 2022) of a run, as a YAML file beside it.
 
-Only what is the same for every rerun of the same job goes in (no host, no time), so a rerun with
-the same seed writes a byte-identical run file; readers (``peftir.data.trec``) skip the lines.
+trec_eval rejects comment lines in a run, so the metadata is a sidecar (``<run>.ir_metadata.yaml``,
+an output of the same job, named with the run in its provenance record). Only what is the same for
+every rerun of the same job goes in (no host, no time), so a rerun with the same seed writes
+byte-identical files.
 """
 from __future__ import annotations
 
-import json
+import os
 
+import yaml
+
+from ..files import atomic_write
 from .records import git_state, versions, workflow_checkout
 
 
-def ir_metadata(tag: str, method: dict, data: dict) -> list[str]:
-    """Header lines for a run: software versions, the checkout's commit, the method and the data."""
+def ir_metadata(tag: str, method: dict, data: dict) -> dict:
+    """A run's metadata: its tag, software versions, the checkout's commit, the method and the data."""
     git = git_state(workflow_checkout())
-    software = {name: version for name, version in versions().items() if version}
-    lines = ["ir_metadata.start", f"tag: {tag}",
-             "platform:", "  software:", "    libraries:"]
-    lines += [f"      {name}: {json.dumps(version)}" for name, version in sorted(software.items())]
-    lines += ["implementation:", "  source:", "    lang: python",
-              "    repository: PEFT-IR Repro", f"    commit: {git['commit']}", f"    dirty: {json.dumps(git['dirty'])}",
-              "method:"]
-    lines += [f"  {key}: {json.dumps(value, sort_keys=True)}" for key, value in method.items()]
-    lines += ["data:", "  test collection:"]
-    lines += [f"    {key}: {json.dumps(value, sort_keys=True)}" for key, value in data.items()]
-    lines.append("ir_metadata.end")
-    return lines
+    return {
+        "tag": tag,
+        "platform": {"software": {"libraries": {name: v for name, v in sorted(versions().items()) if v}}},
+        "implementation": {"source": {"lang": "python", "repository": "PEFT-IR Repro",
+                                      "commit": git["commit"], "dirty": git["dirty"]}},
+        "method": method,
+        "data": {"test collection": data},
+    }
+
+
+def write_ir_metadata(path: str | os.PathLike, metadata: dict) -> None:
+    with atomic_write(path) as handle:
+        yaml.safe_dump(metadata, handle, sort_keys=False, allow_unicode=True)

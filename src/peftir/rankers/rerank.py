@@ -12,9 +12,9 @@ import torch
 from tqdm import tqdm
 
 from ..data import folds
-from ..data.trec import Run, write_run
+from ..data.trec import Run, report_missing, write_run
 from ..methods.learned import load_learned_state
-from ..provenance.ir_metadata import ir_metadata
+from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from .configured import configured_ranker, ranking_data, saved_weights, seed_everything
 from .inputs import Collection, RankingData
 from .models import DOCUMENT, QUERY, BiEncoder, Ranker
@@ -68,9 +68,9 @@ def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size
 
 def rerank_test_fold(collection: Collection, candidates: str, dataset: str, fold: str, seed: int, ranker: str,
                      backbone: dict, settings: dict, method: dict, training: dict, reranking: dict, device: str,
-                     threads: int, weights: str, output: str) -> None:
-    """The ``rerank`` rule: a trained run's kept weights rerank the test fold's BM25 candidates,
-    written as a TREC run whose ir_metadata header names the ranker, method and settings."""
+                     threads: int, weights: str, output: str, metadata: str) -> None:
+    """The ``rerank`` rule: a trained run's kept weights rerank the test fold's BM25 candidates, written
+    as a TREC run, with its ir_metadata beside it naming the ranker, method and settings."""
     seed_everything(seed)
     model, _, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], device, threads)
     load_learned_state(model, saved_weights(weights, model)["state"])
@@ -81,5 +81,7 @@ def rerank_test_fold(collection: Collection, candidates: str, dataset: str, fold
     tag = f"{ranker}-{method['name']}-{fold}-{seed}"
     about = {"retrieval": f"BM25 top-{depth}, reranked", "ranker": ranker, "fine-tuning": method,
              "backbone": backbone, "training": training, "seed": seed}
-    write_run(output, run, tag=tag, header=ir_metadata(tag, about, {"name": dataset, "fold": fold,
-                                                                    "queries": "the fold's test queries"}))
+    report_missing(run, test, output)
+    write_run(output, run, tag=tag)
+    write_ir_metadata(metadata, ir_metadata(tag, about, {"name": dataset, "fold": fold,
+                                                         "queries": "the fold's test queries"}))

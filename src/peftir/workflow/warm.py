@@ -14,7 +14,10 @@ once, and the script's process exits with the child's status. What runs is there
 script, the same package function and the same log and provenance code, with or without a worker.
 
 The socket lives in a private temporary directory (mode 0700), the worker serves only its own
-user and only Snakemake's script copies under the client's ``.snakemake/scripts``; a child whose
+user and only Snakemake's copies of the workflow's own scripts (a file under the client's
+``.snakemake/scripts`` named ``*.<script>.py`` that ends with that script's text, as read when the
+worker started: Snakemake writes its preamble, then the script); anything else runs in the client's
+own process. A child whose
 client disconnects (the job was cancelled) is killed; the worker exits with Snakemake, and the
 directory goes with it.
 """
@@ -39,6 +42,7 @@ from pathlib import Path
 
 ADDRESS_ENV = "PEFTIR_WARM_WORKER"    # the worker's socket
 OWNER_ENV = "PEFTIR_WARM_OWNER"       # pid of the Snakemake process that started it
+DIRECTORY_PREFIX = "peftir-warm-"     # the socket's private temporary directory
 # What a script's preamble and its job context import, beside what it runs (``code_version.modules``).
 PRELOAD = ("snakemake.iocontainers", "snakemake.logging", "peftir.workflow.job")
 _serving = False                      # True in a worker's child: the script runs here
@@ -57,7 +61,7 @@ def start(scripts: str | Path) -> str:
 
     Its address reaches jobs through the environment, which Snakemake's job processes inherit.
     """
-    directory = tempfile.mkdtemp(prefix="peftir-warm-")
+    directory = tempfile.mkdtemp(prefix=DIRECTORY_PREFIX)
     address = os.path.join(directory, "worker.sock")
     process = subprocess.Popen([sys.executable, "-m", __name__, address, str(os.getpid()), str(scripts)],
                                stdin=subprocess.DEVNULL)
@@ -150,13 +154,23 @@ def _child(request: dict, fds: list[int]) -> int:
     return status
 
 
-def _accepted(conn: socket.socket) -> tuple[dict, list[int]] | None:
-    """The request of a client of this user for one of Snakemake's script copies, with its descriptors."""
+def _registered(script: Path, registered: dict[str, str]) -> bool:
+    """Whether ``script`` is Snakemake's copy of one of the workflow's scripts (``registered``: name → text)."""
+    name = script.name.split(".", 1)[-1]
+    try:
+        return name in registered and script.read_text().endswith(registered[name])
+    except OSError:
+        return False
+
+
+def _accepted(conn: socket.socket, registered: dict[str, str]) -> tuple[dict, list[int]] | None:
+    """The request of a client of this user for a copy of one of the workflow's scripts, with its descriptors."""
     _, fds, _, _ = socket.recv_fds(conn, 1, 3)
     request = json.loads(conn.makefile().readline())
     uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
-    scripts = Path(request["cwd"]).resolve() / ".snakemake" / "scripts"
-    if uid != os.getuid() or len(fds) != 3 or Path(request["script"]).resolve().parent != scripts:
+    copies = Path(request["cwd"]).resolve() / ".snakemake" / "scripts"
+    script = Path(request["script"]).resolve()
+    if uid != os.getuid() or len(fds) != 3 or script.parent != copies or not _registered(script, registered):
         for fd in fds:
             os.close(fd)
         return None
@@ -172,6 +186,7 @@ def serve(address: str, owner: int, scripts: str) -> None:
     from ..provenance import records
     from ..provenance.code_version import modules
 
+    registered = {path.name: path.read_text() for path in Path(scripts).glob("*.py")}
     for module in [*PRELOAD, *sorted({m for s in Path(scripts).glob("*.py") for m in modules(str(s))})]:
         importlib.import_module(module)
     records.versions()            # the same for every job of the run: found once, inherited by each child
@@ -191,7 +206,7 @@ def serve(address: str, owner: int, scripts: str) -> None:
             for key, _ in selector.select(timeout=0.2):
                 if key.fileobj is listener:
                     conn, _ = listener.accept()
-                    accepted = _accepted(conn)
+                    accepted = _accepted(conn, registered)
                     if accepted is None:
                         conn.close()
                         continue
@@ -215,6 +230,8 @@ def serve(address: str, owner: int, scripts: str) -> None:
         for pid in list(running):
             _kill(pid)
         os.unlink(address)
+        if Path(address).parent.name.startswith(DIRECTORY_PREFIX):   # also when Snakemake was killed
+            shutil.rmtree(Path(address).parent, ignore_errors=True)
 
 
 def _reap(running: dict[int, socket.socket], selector: selectors.BaseSelector) -> None:
