@@ -100,7 +100,8 @@ def test_profile_slurm_runs_jobs_as_slurm_jobs_and_gives_the_local_table(cluster
             assert (gpus == "gres:gpu:1") == (rule in GPU_RULES), (rule, gpus)
         else:
             assert job_id is None, f"{rule} is a local rule but ran as SLURM job {job_id}"
-    assert ran == {"index": 1, "bm25": 1, "train": 2 * 2 * 3, "rerank": 2 * 3}   # train: weights + summary
+    # records per output: train writes weights + summary, bm25 and rerank a run + its ir_metadata
+    assert ran == {"index": 1, "bm25": 2 * 1, "train": 2 * 2 * 3, "rerank": 2 * 2 * 3}
     assert {record["host"] for record in records} == {cluster.hostname}
     assert (remote / TARGET).read_bytes() == (local / TARGET).read_bytes()
     table = json.loads((remote / "results/tables/table4.json").read_text())

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from statistics import mean
 
@@ -329,31 +329,104 @@ def test_a_clean_audit_passes_and_prints_the_chain(workflow):
 
 def _first_line_with_new_score(data: bytes) -> bytes:
     lines = data.decode().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-    qid, q0, docid, rank, score, tag = lines[at].split()
-    lines[at] = f"{qid} {q0} {docid} {rank} {float(score) + 1000.0!r} {tag}\n"
+    qid, q0, docid, rank, score, tag = lines[0].split()
+    lines[0] = f"{qid} {q0} {docid} {rank} {float(score) + 1000.0!r} {tag}\n"
     return "".join(lines).encode()
 
 
+def _json_edit(edit):
+    """A change that edits a JSON file's document in place (``edit`` mutates it)."""
+    def change(data: bytes) -> bytes:
+        document = json.loads(data)
+        edit(document)
+        return json.dumps(document, indent=1, sort_keys=True).encode()
+    return change
+
+
+RUN = "results/runs/vaswani/colbert/ss_lora/fold2-seed1.run"
+METRICS = "results/metrics/vaswani/colbert/ss_lora/fold2-seed1.json"
+WEIGHTS = "results/models/vaswani/colbert/ss_lora/fold2-seed1.pt"
+SUMMARY = "results/models/vaswani/colbert/ss_lora/fold2-seed1.json"
+RECORD = {path: str(Path("results/provenance") / Path(path).relative_to("results")) + ".json"
+          for path in (RUN, METRICS, WEIGHTS, SUMMARY)}
+# One edit each, to a file or a record of CELL's chain: what is edited, how, and the file the audit must name.
+TAMPERINGS = {
+    "run score": (RUN, _first_line_with_new_score, RUN),
+    "run metadata": (RUN.replace(".run", ".ir_metadata.yaml"), lambda d: d.replace(b"colbert", b"twinbert"),
+                     RUN.replace(".run", ".ir_metadata.yaml")),
+    "metric value": (METRICS, _json_edit(lambda d: d["mean"].update({"P@20": d["mean"]["P@20"] + 0.05})), METRICS),
+    "per-query value": (METRICS, _json_edit(lambda d: d["per_query"][next(iter(d["per_query"]))].update(
+        {"P@20": 1.0})), METRICS),
+    "metrics record deleted": (RECORD[METRICS], None, RECORD[METRICS]),
+    "record params": (RECORD[RUN], _json_edit(lambda d: d["params"]["rerank"].update(depth=99)), RECORD[RUN]),
+    "record seed": (RECORD[WEIGHTS], _json_edit(lambda d: d["seeds"].update(training=7)), RECORD[WEIGHTS]),
+    "record commit": (RECORD[METRICS], _json_edit(lambda d: d["git"].update(commit="0" * 40)), RECORD[METRICS]),
+    "summary's parameter count": (SUMMARY, _json_edit(lambda d: d.update(trainable_parameters=1)), SUMMARY),
+    "weights": (WEIGHTS, lambda d: d[:-100] + bytes([d[-100] ^ 1]) + d[-99:], WEIGHTS),
+    "table JSON twin": ("results/tables/table5.json", lambda d: d.replace(b'"printed": "0.', b'"printed": "1.', 1),
+                        "results/tables/table5.json"),
+    "table CSV twin": ("results/tables/table5.csv", lambda d: d.replace(b",0.", b",1.", 1),
+                       "results/tables/table5.csv"),
+    "table LaTeX": ("results/tables/table5.tex", lambda d: d.replace(b"0.", b"1.", 1), "results/tables/table5.tex"),
+}
+
+
 @pytest.mark.integration
-@pytest.mark.parametrize("what", ["run file", "metric value", "provenance record"])
+@pytest.mark.parametrize("what", TAMPERINGS)
 def test_the_audit_fails_naming_the_tampered_file(workflow, what):
-    run = "results/runs/vaswani/colbert/ss_lora/fold2-seed1.run"
-    metrics = "results/metrics/vaswani/colbert/ss_lora/fold2-seed1.json"
-    if what == "run file":
-        target, change, named = run, _first_line_with_new_score, run
-    elif what == "metric value":
-        target, named = metrics, metrics
-        change = lambda data: json.dumps({**json.loads(data), "mean": {  # noqa: E731
-            **json.loads(data)["mean"], "P@20": json.loads(data)["mean"]["P@20"] + 0.05}}).encode()
-    else:
-        from peftir.provenance.records import record_path
-        target, change, named = str(record_path(metrics)), None, metrics
+    target, change, named = TAMPERINGS[what]
     with tampered(workflow / target, change):
         done = audit(workflow, "--cell", CELL, "--skip-config")
-    assert done.returncode == 1
-    assert f"AUDIT FAILED: cell {CELL}: {named}:" in done.stdout
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert re.search(rf"AUDIT FAILED: cell \S+: {re.escape(named)}:", done.stdout), done.stdout[-2000:]
     assert audit(workflow, "--cell", CELL, "--skip-config").returncode == 0     # restored: clean again
+
+
+@pytest.mark.integration
+def test_weights_changed_with_their_record_rehashed_still_fail(workflow):
+    from peftir.provenance.records import sha256
+
+    with ExitStack() as stack:
+        stack.enter_context(tampered(workflow / WEIGHTS, TAMPERINGS["weights"][1]))
+        new = sha256(workflow / WEIGHTS)
+        stack.enter_context(tampered(workflow / RECORD[WEIGHTS], _json_edit(
+            lambda d: d["outputs"]["weights"].update({WEIGHTS: new}))))
+        done = audit(workflow, "--cell", CELL, "--skip-config")
+    assert done.returncode == 1
+    assert f"{WEIGHTS}: changed since {RUN} was made from it" in done.stdout
+
+
+@pytest.mark.integration
+def test_a_forged_run_with_every_hash_recomputed_is_caught_only_by_rescoring(workflow):
+    """Scores shifted by 0.5 keep every ranking and metric; the forger then recomputes every hash and
+    record digest up to the table. Hashes cannot tell; rescoring from the weights does."""
+    from peftir.provenance.records import record_path, sha256
+
+    def shift(data: bytes) -> bytes:
+        return "".join(f"{q} Q0 {d} {r} {float(s) + 0.5!r} {t}\n"
+                       for q, _, d, r, s, t in map(str.split, data.decode().splitlines())).encode()
+
+    with ExitStack() as stack:
+        def forge(path, edit):
+            stack.enter_context(tampered(workflow / path, edit if path == RUN else _json_edit(edit)))
+
+        forge(RUN, shift)
+        run_digest = sha256(workflow / RUN)
+        for output in (RUN, RUN.replace(".run", ".ir_metadata.yaml")):      # the run job's records
+            forge(record_path(output), lambda d: d["outputs"]["run"].update({RUN: run_digest}))
+        record_digest = sha256(workflow / record_path(RUN))
+        forge(record_path(METRICS), lambda d: (d["inputs"]["run"].update({RUN: run_digest}),
+                                               d["input_records"].update({RUN: record_digest})))
+        metrics_record = sha256(workflow / record_path(METRICS))
+        for kind in ("tex", "json", "csv"):                                   # the table job's records
+            forge(record_path(f"results/tables/table5.{kind}"),
+                  lambda d: d["input_records"].update({METRICS: metrics_record}))
+        assert audit(workflow, "--cell", CELL, "--skip-config").returncode == 0     # every hash agrees
+        done = audit(workflow, "--cell", CELL, "--skip-config", "--rescore", "2")
+    assert done.returncode == 1
+    assert f"AUDIT FAILED: cell (rescore): {RUN}: not what its weights give" in done.stdout
+    rescored = audit(workflow, "--cell", CELL, "--skip-config", "--rescore", "2")
+    assert rescored.returncode == 0 and "every run rescored on 2 queries" in rescored.stdout
 
 
 @pytest.mark.integration
@@ -362,9 +435,25 @@ def test_the_audit_fails_when_a_config_value_behind_a_job_changed(workflow):
     with tampered(config, lambda data: data + b"methods: {lora: {rank: 4}}\n"):
         done = audit(workflow)
     assert done.returncode == 1
-    failure = re.search(r"AUDIT FAILED: cell \(config\): (\S+):", done.stdout)
+    failure = re.search(r"AUDIT FAILED: cell \(config\): (\S+): (.*)", done.stdout)
     assert failure, done.stdout[-2000:]
     assert failure.group(1).startswith("results/models/vaswani/") and "lora" in failure.group(1)
+    assert re.match(r"params\.method\.(parts\[\d\]\.)?settings\.rank: recorded 16, the config gives 4",
+                    failure.group(2)), failure.group(2)
+
+
+@pytest.mark.integration
+def test_the_audit_fails_when_the_seeds_changed_or_the_config_file_moved(workflow):
+    config = workflow / "tiny.yaml"
+    with tampered(config, lambda data: data.replace(b"seeds: [1, 2]", b"seeds: [1]")):
+        done = audit(workflow)
+    assert done.returncode == 1
+    assert "results/tables/table5.tex: its metrics are not those the current config asks for (experiment.seeds" \
+        in done.stdout
+    with tampered(config, None):
+        done = audit(workflow)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{config}: a config file the table was built with is missing" in done.stdout
 
 
 @pytest.mark.integration

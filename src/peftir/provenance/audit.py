@@ -1,16 +1,24 @@
 """Audit of a result table: each cell walked back through the provenance records and re-checked.
 
 For every cell (or the ones asked for) the audit
-  1. re-hashes every file of its chain (table → metrics → run → weights → BM25 run → index →
-     exported data) against the records its producers and consumers wrote;
+  1. re-hashes every file of its chain (table and its JSON/CSV twins → metrics → run and its
+     ir_metadata → weights and training summary → BM25 run → index → folds, qrels, exported
+     collection) against the records its producers and consumers wrote, and each input's record
+     against the digest its consumer's record holds, so a record edited on its own breaks the chain;
   2. recomputes each metric from the run file and the qrels with ir_measures;
   3. recomputes the cell's mean, printed value, per-seed means, t-test p-value and star, the
      improvement rows, and re-renders the LaTeX table from its JSON twin;
-  4. recomputes, from the config files the run was made with, the params every record of the chain
-     should hold (``peftir.layout.PARAMS``, the functions the rules take them from) and the code
-     version of each job (``peftir.provenance.code_version``), and names what no longer matches;
+  4. recomputes, from the config files the table was built with, the params every record of the
+     chain should hold (``peftir.layout.PARAMS``, the functions the rules take them from) key by
+     key, the runs the table should hold (seeds, folds, rows: ``peftir.workflow.plan``) and the
+     code version of each job (``peftir.provenance.code_version``), and names what no longer matches;
+  5. with ``rescore``, re-runs the stored weights of every run on a few of its queries and compares
+     the scores with the run file (``peftir.provenance.rescore``): only this catches a forged run
+     whose hashes were all recomputed;
 and prints the chain commit → config → weights → run → metric → cell. The first mismatch stops
-it, naming the cell and the file.
+it, naming the cell and the file. What it does not show: that the code at the recorded commit is
+the code that ran (it compares the current checkout's code with the recorded digests), nor, without
+``rescore``, that a run came from its weights.
 """
 from __future__ import annotations
 
@@ -26,9 +34,11 @@ from ..evaluation import stats
 from ..evaluation.metrics import evaluate_fold, read_metrics
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
-from ..workflow.config import load_config
+from ..workflow import plan
+from ..workflow.config import ConfigError, load_config
 from . import records
 from .code_version import changed, code_version
+from .rescore import rescore
 
 TOLERANCE = 1e-12
 # The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
@@ -61,8 +71,9 @@ class Auditor:
         raise AuditFailure(self.cell, str(file), reason)
 
     def verify(self, path: str, inputs: bool = True) -> dict:
-        """The file's record, after checking the file's hash and, with ``inputs``, those of the inputs it
-        was made from and, transitively, theirs (a table's inputs are checked cell by cell instead)."""
+        """The file's record, after checking the hashes of the file and of every output its job wrote with it
+        and, with ``inputs``, those of the inputs it was made from and, transitively, theirs (a table's
+        inputs are checked cell by cell instead)."""
         if path in self.verified:
             return self.verified[path]
         if not Path(path).exists():
@@ -70,24 +81,36 @@ class Auditor:
         try:
             record = records.read_record(path)
         except FileNotFoundError as missing:
-            self.fail(path, str(missing))
-        recorded = next((h for files in record["outputs"].values() for p, h in files.items() if p == path), None)
-        if recorded != records.sha256(path):
-            self.fail(path, f"sha256 differs from the one rule {record['rule']!r} recorded: changed since it was made")
+            self.fail(path, f"{missing}: what made it cannot be confirmed")
+        if not any(path in files for files in record["outputs"].values()):
+            self.fail(records.record_path(path), f"is not a record of {path}")
+        for files in record["outputs"].values():
+            for output, digest in files.items():
+                if not Path(output).exists():
+                    self.fail(output, f"output of the {record['rule']!r} job that made {path} is missing")
+                if records.sha256(output) != digest:
+                    self.fail(output, f"sha256 differs from the one rule {record['rule']!r} recorded: "
+                                      f"changed since it was made")
+        self.verified[path] = record
         if inputs:
             for files in record["inputs"].values():
                 for source, digest in files.items():
                     self.check_input(source, digest, path)
-        self.verified[path] = record
         return record
 
     def check_input(self, source: str, digest: str, consumer: str, walk: bool = True) -> None:
-        """``source`` still has the hash ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
+        """``source`` and its record are what ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
         if not Path(source).exists():
             self.fail(source, f"input of {consumer} is missing")
         if records.sha256(source) != digest:
             self.fail(source, f"changed since {consumer} was made from it (sha256 differs)")
-        if walk and Path(source).parts[0] == layout.RESULTS:
+        if Path(source).parts[0] != layout.RESULTS:
+            return
+        expected = self.verified[consumer].get("input_records", {}).get(source)
+        if expected is None or records.record_sha256(source) != expected:
+            self.fail(records.record_path(source), f"the provenance record of {source} is not the one {consumer} "
+                                                   f"was made with (edited, replaced or missing since)")
+        if walk:
             self.verify(source)
 
     def recompute_metrics(self, metrics_file: str) -> dict:
@@ -194,6 +217,20 @@ def check_improvements(auditor: Auditor, cells: list[dict], baselines: dict[tupl
                                 f"the table prints {cell['printed']} ({cell['method']})")
 
 
+_ABSENT = "(absent)"
+
+
+def differences(recorded: object, now: object, key: str) -> list[str]:
+    """Each key whose recorded value differs from the one the config gives now, as ``key: recorded → now``."""
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        return [line for name in sorted(set(recorded) | set(now), key=str)
+                for line in differences(recorded.get(name, _ABSENT), now.get(name, _ABSENT), f"{key}.{name}")]
+    if isinstance(recorded, list) and isinstance(now, list) and len(recorded) == len(now):
+        return [line for index, pair in enumerate(zip(recorded, now))
+                for line in differences(*pair, f"{key}[{index}]")]
+    return [] if recorded == now else [f"{key}: recorded {recorded!r}, the config gives {now!r}"]
+
+
 def stale(record: dict, config: dict, checkout: str) -> str | None:
     """Why a record's params no longer follow from ``config`` and the checkout's code, or None."""
     for name, recorded in record["params"].items():
@@ -201,14 +238,47 @@ def stale(record: dict, config: dict, checkout: str) -> str | None:
             now = code_version(str(Path(checkout) / recorded["script"]), checkout)
             if now != recorded:
                 return f"the code it ran has changed since ({', '.join(changed(recorded, now))})"
-        elif name in layout.PARAMS and layout.PARAMS[name](config, record["wildcards"]) != recorded:
-            return f"its params.{name} differ from what the current config gives"
+        elif name in layout.PARAMS:
+            found = differences(recorded, layout.PARAMS[name](config, record["wildcards"]), f"params.{name}")
+            if found:
+                return "; ".join(found)
     return None
 
 
-def audit(table_path: str, cells: list[str] | None = None, check_config: bool = True,
+def check_planned(auditor: Auditor, record: dict, config: dict, table: str) -> None:
+    """The table holds exactly the runs the current config asks for (datasets, rows, folds, seeds)."""
+    name = record["wildcards"]["table"]
+    planned = {"metrics": plan.report_runs(config, "tables", name, layout.PATHS.metrics),
+               "summaries": plan.report_runs(config, "tables", name, layout.PATHS.summary),
+               "reference": plan.reference_runs(config)}
+    for kind, files in planned.items():
+        made = set(record["inputs"].get(kind, {}))
+        extra, missing = sorted(made - set(files)), sorted(set(files) - made)
+        if extra or missing:
+            auditor.fail(table, f"its {kind} are not those the current config asks for (experiment.seeds, "
+                                f"datasets, folds, rows): {len(extra)} not asked for now (e.g. {extra[:2]}), "
+                                f"{len(missing)} missing (e.g. {missing[:2]}); rerun to refresh it")
+
+
+def config_of(auditor: Auditor, record: dict, say: Callable[[str], None]) -> dict:
+    """The configuration the table was built with: the checkout's config.yaml and the run's config files,
+    which must still be there; one changed since is said (params are then checked key by key)."""
+    for path, digest in record["configfile_sha256"].items():
+        if not Path(path).is_file():
+            auditor.fail(path, "a config file the table was built with is missing (moved or deleted), so its "
+                               "params cannot be confirmed")
+        if records.sha256(path) != digest:
+            say(f"note: {path} changed since the table was built; every recorded param is checked against it")
+    try:
+        return load_config(record["source"], record["configfiles"])
+    except (OSError, ConfigError) as problem:
+        auditor.fail(record["source"], f"cannot read the configuration the table was built with: {problem}")
+
+
+def audit(table_path: str, cells: list[str] | None = None, check_config: bool = True, rescored: int = 0,
           say: Callable[[str], None] = print) -> int:
-    """Audit ``table_path`` (a table's .tex) from the working directory that holds ``results/``; 0 = all match."""
+    """Audit ``table_path`` (a table's .tex) from the working directory that holds ``results/``; 0 = all match.
+    ``rescored``: queries per run to re-score from the run's weights (0: none)."""
     auditor = Auditor()
     auditor.cell = "(table)"
     try:
@@ -240,11 +310,19 @@ def audit(table_path: str, cells: list[str] | None = None, check_config: bool = 
             auditor.check_input(source, digest, table_path, walk=False)
         if check_config:
             auditor.cell = "(config)"
-            config = load_config(record["source"], record["configfiles"])
+            config = config_of(auditor, record, say)
+            check_planned(auditor, record, config, table_path)
             for path, made in sorted(auditor.verified.items()):
                 why = stale(made, config, record["source"])
                 if why:
                     auditor.fail(path, f"{why}; rerun to refresh it")
+        if rescored:
+            auditor.cell = "(rescore)"
+            for path, made in sorted(auditor.verified.items()):
+                if layout.artefact(path) and layout.artefact(path)[0] == "run":
+                    why = rescore(path, made, rescored)
+                    if why:
+                        auditor.fail(path, f"not what its weights give: {why}")
     except AuditFailure as failure:
         say(f"AUDIT FAILED: {failure}")
         return 1
@@ -253,5 +331,6 @@ def audit(table_path: str, cells: list[str] | None = None, check_config: bool = 
             say(line)
     say(f"audit passed: {len(numbers)} cell(s), {len(auditor.verified)} files re-hashed with their inputs, "
         f"metrics recomputed, t-tests rerun" + (", params and code match the config and checkout"
-                                                 if check_config else ""))
+                                                 if check_config else "")
+        + (f", every run rescored on {rescored} queries from its weights" if rescored else ""))
     return 0

@@ -2,11 +2,12 @@
 
 Every job, once its outputs are complete, writes one record per output under
 ``results/provenance/`` (the output's path relative to ``results/``, plus
-``.json``): rule, wildcards, params, the sha256 of every input and output, the
-git commit of the workflow and whether it had uncommitted changes, versions of
-the key packages, seeds, host, SLURM job id, start and end time, and the config
-files of the Snakemake run. ``peftir audit`` walks these records back from a
-table cell. Standard library only.
+``.json``): rule, wildcards, params, the sha256 of every input and output and of
+each input's own record (so a record edited on its own no longer matches the
+records made from it), the git commit of the workflow and whether it had
+uncommitted changes, versions of the key packages, seeds, host, SLURM job id,
+start and end time, and the config files of the Snakemake run with their sha256.
+``peftir audit`` walks these records back from a table cell. Standard library only.
 """
 from __future__ import annotations
 
@@ -111,6 +112,12 @@ def input_sha256(path: str) -> str:
     return sha256(path)
 
 
+def record_sha256(path: str) -> str | None:
+    """sha256 of the provenance record of a workflow output, None for a file the workflow did not make."""
+    record = record_path(path)
+    return sha256(record) if Path(path).parts[:1] == (RESULTS,) and record.is_file() else None
+
+
 def files_by_name(named: dict[str, str | list[str]]) -> dict[str, list[str]]:
     """A job's named inputs or outputs, each as a list of paths."""
     return {name: (paths if isinstance(paths, list) else [paths]) for name, paths in named.items()}
@@ -135,16 +142,20 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
                ended: str) -> dict:
     """The record shared by a job's outputs: everything needed to say what produced them."""
     source = workflow_checkout()
+    configfiles = [path for path in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if path]
     return {
         "rule": rule,
         "wildcards": wildcards,
         "params": params,
         "inputs": {name: {path: input_sha256(path) for path in paths} for name, paths in files_by_name(inputs).items()},
+        "input_records": {path: digest for paths in files_by_name(inputs).values() for path in paths
+                          for digest in [record_sha256(path)] if digest},
         "outputs": {name: {path: sha256(path) for path in paths} for name, paths in files_by_name(outputs).items()},
         "stats": {path: _stat(path) for paths in files_by_name(outputs).values() for path in paths},
         "git": git_state(source),
         "source": source,
-        "configfiles": [p for p in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if p],
+        "configfiles": configfiles,                               # in the order Snakemake merged them
+        "configfile_sha256": {path: sha256(path) for path in configfiles},
         "versions": versions(),
         "seeds": seeds(wildcards, params),
         "host": socket.gethostname(),

@@ -7,6 +7,7 @@ Batches are formed from length-sorted inputs to waste little on padding.
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 import torch
 from tqdm import tqdm
@@ -66,22 +67,31 @@ def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size
     return run
 
 
+def score_test_fold(collection: Collection, candidates: str, fold: str, seed: int, ranker: str, backbone: dict,
+                    settings: dict, method: dict, training: dict, reranking: dict, device: str, threads: int,
+                    weights: str, sample: Callable[[list[str]], list[str]] | None = None) -> Run:
+    """Scores of the kept weights ``weights`` for the test fold's BM25 candidates: all its queries, or those
+    ``sample`` picks from them (``peftir audit --rescore`` checks a run file this way)."""
+    seed_everything(seed)
+    model, _, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], device, threads)
+    load_learned_state(model, saved_weights(weights, model)["state"])
+    test = folds.rotation(folds.read_folds(collection.folds), fold)["test"]
+    qids = sample(test) if sample else test
+    return rerank(model, ranking_data(collection, candidates, qids, reranking["depth"], tokenizer, settings), qids,
+                  reranking["batch_size"], desc="test")
+
+
 def rerank_test_fold(collection: Collection, candidates: str, dataset: str, fold: str, seed: int, ranker: str,
                      backbone: dict, settings: dict, method: dict, training: dict, reranking: dict, device: str,
                      threads: int, weights: str, output: str, metadata: str) -> None:
     """The ``rerank`` rule: a trained run's kept weights rerank the test fold's BM25 candidates, written
     as a TREC run, with its ir_metadata beside it naming the ranker, method and settings."""
-    seed_everything(seed)
-    model, _, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], device, threads)
-    load_learned_state(model, saved_weights(weights, model)["state"])
-    test = folds.rotation(folds.read_folds(collection.folds), fold)["test"]
-    depth = reranking["depth"]
-    run = rerank(model, ranking_data(collection, candidates, test, depth, tokenizer, settings), test,
-                 reranking["batch_size"], desc="test")
+    run = score_test_fold(collection, candidates, fold, seed, ranker, backbone, settings, method, training,
+                          reranking, device, threads, weights)
     tag = f"{ranker}-{method['name']}-{fold}-{seed}"
-    about = {"retrieval": f"BM25 top-{depth}, reranked", "ranker": ranker, "fine-tuning": method,
+    about = {"retrieval": f"BM25 top-{reranking['depth']}, reranked", "ranker": ranker, "fine-tuning": method,
              "backbone": backbone, "training": training, "seed": seed}
-    report_missing(run, test, output)
+    report_missing(run, folds.rotation(folds.read_folds(collection.folds), fold)["test"], output)
     write_run(output, run, tag=tag)
     write_ir_metadata(metadata, ir_metadata(tag, about, {"name": dataset, "fold": fold,
                                                          "queries": "the fold's test queries"}))
