@@ -75,3 +75,45 @@ def test_check_available_in_fresh_empty_home(tmp_path: Path) -> None:
 
 def test_check_available_when_present(irds_home: Path) -> None:
     assert export.check_available({**VASWANI, "licence": "the Vaswani collection"}) is None
+
+
+def test_a_malformed_document_line_or_a_foreign_candidate_is_named(tmp_path):
+    from peftir.data.trec import MalformedFileError
+    from peftir.rankers.inputs import read_docs
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "contents": "one"}\n{"id": "d2", "conte\n')
+    with pytest.raises(MalformedFileError, match=r"docs.jsonl, line 2: not a document"):
+        read_docs(docs, {"d1"})
+    docs.write_text('{"id": "d1", "contents": "one"}\n')
+    assert read_docs(docs, {"d1"}) == {"d1": "one"}
+    with pytest.raises(MalformedFileError, match=r"1 candidate documents are not in the collection \(e.g. \['d9'\]\)"):
+        read_docs(docs, {"d1", "d9"})
+
+
+def test_ids_with_whitespace_and_empty_queries_are_refused_at_export(monkeypatch):
+    """No collection here has such queries: a stand-in for an ir_datasets dataset gives them."""
+    from peftir.data.trec import MalformedFileError
+
+    class Query(tuple):
+        _fields = ("query_id", "text")
+        query_id = property(lambda self: self[0])
+        text = property(lambda self: self[1])
+
+    class Dataset:
+        def __init__(self, queries):
+            self.queries = queries
+
+        def queries_iter(self):
+            return iter(self.queries)
+
+        def has_qrels(self):
+            return False
+
+    spec = {"irds": "toy", "query_field": "text"}
+    monkeypatch.setattr(export, "_load", lambda irds_id: Dataset([Query(("1", "fine")), Query(("2 b", "x"))]))
+    with pytest.raises(MalformedFileError, match="toy: query id '2 b' is empty or holds whitespace"):
+        export._queries_and_qrels(spec)
+    monkeypatch.setattr(export, "_load", lambda irds_id: Dataset([Query(("1", "fine")), Query(("2", " \t"))]))
+    with pytest.raises(MalformedFileError, match="toy: query 2 has no text in its field 'text'"):
+        export._queries_and_qrels(spec)

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
@@ -73,7 +73,7 @@ def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], t
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
-def report_missing(run: Run, qids, where: str) -> list[str]:
+def report_missing(run: Run, qids: Iterable[str], where: str) -> list[str]:
     """Queries of ``qids`` with no document in ``run``, said on standard error (the job's log)."""
     missing = sorted(set(qids) - {qid for qid, docs in run.items() if docs})
     if missing:

@@ -62,13 +62,20 @@ def _close(a: float | None, b: float | None) -> bool:
 
 @dataclass
 class Auditor:
-    """Checks run from the working directory; ``verified`` memoises each checked file's record."""
+    """Checks run from the working directory; ``verified`` memoises each checked file's record, ``hashes``
+    each file's sha256 (a job's outputs are checked with each of them, an input with each consumer)."""
 
     verified: dict[str, dict] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
     cell: str = ""   # the cell being audited, for the failure message
 
     def fail(self, file: str | Path, reason: str) -> None:
         raise AuditFailure(self.cell, str(file), reason)
+
+    def sha256(self, path: str) -> str:
+        if path not in self.hashes:
+            self.hashes[path] = records.sha256(path)
+        return self.hashes[path]
 
     def verify(self, path: str, inputs: bool = True) -> dict:
         """The file's record, after checking the hashes of the file and of every output its job wrote with it
@@ -88,7 +95,7 @@ class Auditor:
             for output, digest in files.items():
                 if not Path(output).exists():
                     self.fail(output, f"output of the {record['rule']!r} job that made {path} is missing")
-                if records.sha256(output) != digest:
+                if self.sha256(output) != digest:
                     self.fail(output, f"sha256 differs from the one rule {record['rule']!r} recorded: "
                                       f"changed since it was made")
         self.verified[path] = record
@@ -102,7 +109,7 @@ class Auditor:
         """``source`` and its record are what ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
         if not Path(source).exists():
             self.fail(source, f"input of {consumer} is missing")
-        if records.sha256(source) != digest:
+        if self.sha256(source) != digest:
             self.fail(source, f"changed since {consumer} was made from it (sha256 differs)")
         if Path(source).parts[0] != layout.RESULTS:
             return

@@ -56,13 +56,23 @@ class RankingData:
 
 
 def read_docs(path: str | Path, wanted: set[str]) -> dict[str, str]:
-    """Texts of the wanted documents from an exported ``docs.jsonl``."""
+    """Texts of the wanted documents from an exported ``docs.jsonl``; a malformed line is named by file and
+    line, and a wanted document the file lacks (a run from another collection) is an error."""
     texts: dict[str, str] = {}
     with open(path) as handle:
-        for line in handle:
-            doc = json.loads(line)
-            if doc["id"] in wanted:
-                texts[doc["id"]] = doc["contents"]
+        for number, line in enumerate(handle, start=1):
+            try:
+                doc = json.loads(line)
+                docid, contents = doc["id"], doc["contents"]
+            except (ValueError, KeyError, TypeError) as problem:
+                raise trec.MalformedFileError(f"{path}, line {number}: not a document "
+                                              f'({{"id": ..., "contents": ...}}): {problem}') from None
+            if docid in wanted:
+                texts[docid] = contents
+    missing = sorted(wanted - set(texts))
+    if missing:
+        raise trec.MalformedFileError(f"{path}: {len(missing)} candidate documents are not in the collection "
+                                      f"(e.g. {missing[:5]}): the run comes from another collection")
     return texts
 
 
