@@ -15,14 +15,21 @@ from peftir.rankers import backbone, models
 from peftir.reports.cells import format_count
 
 from tiny import CONFIGURED, SETTINGS, apply_method, backbone_weights, tiny_ranker
+from tiny import method as resolved_method
 
 LFT = [m for m in layout.METHODS if m != "full"]
 CASES = [(m, r) for m in LFT for r in layout.RANKERS
          if layout.RANKERS[r].bi_encoder or not layout.METHODS[m].bi_encoder_only]
+KV = {**CONFIGURED["prefix"], "kind": "kv"}     # Li & Liang's prefixes, the released code's
+# Every method with a plain prefix part once more with key/value prefixes, alone, concurrent and in hybrids
+# (the semi-Siamese prefixes are hidden-state prefixes only).
+CASES += [(f"{m}:kv", r) for m, r in CASES
+          if {p["builder"] for p in resolved_method(m)["parts"]} & {"prefix", "ss_prefix"} == {"prefix"}]
 
 
 def _apply(ranker, method):
-    return apply_method(ranker, method)
+    name, _, kind = method.partition(":")
+    return apply_method(ranker, name, **({"prefix": KV} if kind == "kv" else {}))
 
 
 def _steps(ranker, groups, steps=2):

@@ -62,10 +62,25 @@ def test_colbert_query_has_markers_and_mask_padding_and_unit_vectors():
         vectors = ranker.encode([[2000, 2001]], rankers.QUERY)[0]
     ids = seen["input_ids"][0].tolist()
     q_marker = ranker.q_marker
-    assert ids == [ranker.cls_id, q_marker, 2000, 2001] + [ranker.mask_id] * 4   # padded to max_query_len=6
-    assert seen["attention_mask"][0].tolist() == [1] * len(ids)                   # [MASK]s enter MaxSim
-    assert vectors.shape == (8, 8)
-    assert torch.allclose(vectors.norm(dim=-1), torch.ones(8), atol=1e-5)
+    # [CLS] [Q] q [SEP], padded with [MASK] to max_query_len + 1 = 7 positions (the released code's 21 for 20)
+    assert ids == [ranker.cls_id, q_marker, 2000, 2001, ranker.sep_id] + [ranker.mask_id] * 2
+    assert seen["attention_mask"][0].tolist() == [1] * 5 + [0] * 2                # the [MASK]s are not attended
+    assert vectors.shape == (7, 8)                                                 # ... but their vectors count
+    assert torch.allclose(vectors.norm(dim=-1), torch.ones(7), atol=1e-5)
+    with torch.no_grad():
+        long = ranker.encode([list(range(2000, 2010))], rankers.QUERY)[0]
+    assert seen["input_ids"][0].tolist() == [ranker.cls_id, q_marker, 2000, 2001, 2002, 2003, ranker.sep_id]
+
+
+def test_colbert_query_augmentation_vectors_enter_the_score():
+    ranker = tiny_ranker("colbert").eval()
+    with torch.no_grad():
+        query = ranker.encode([[2000, 2001]], rankers.QUERY)[0]
+        docs = ranker.encode([[2002, 2003, 2004], [2000, 2005]], rankers.DOCUMENT)
+        full = ranker.score_encoded(query, docs)
+        without_masks = ranker.score_encoded(query[:5], docs)
+    assert not torch.allclose(full, without_masks)        # the two [MASK] positions add their maxima
+    assert torch.allclose(full, without_masks + ranker.score_encoded(query[5:], docs))   # MaxSim sums rows
 
 
 def test_colbert_zeroes_punctuation_and_keeps_words():

@@ -166,7 +166,13 @@ class TwinBERT(BiEncoder):
 
 
 class ColBERT(BiEncoder):
-    """Late interaction: [Q]/[D] markers, [MASK]-padded queries, 128-d normalised vectors, MaxSim."""
+    """Late interaction: [Q]/[D] markers, [MASK]-padded queries, 128-d normalised vectors, MaxSim.
+
+    A query is ``[CLS] [Q] q [SEP]`` padded with ``[MASK]`` to ``max_query_len + 1`` positions (the
+    released code's 21 for a query length of 20, the query's own tokens cropped to fit); the masks
+    are not attended to (attention mask 0) but their output vectors take part in MaxSim: ColBERT's
+    query augmentation, as in the released code (REFERENCE.md §1).
+    """
 
     def __init__(self, *args, tokenizer=None, dim: int = 128, **kwargs) -> None:
         super().__init__(*args, tokenizer=tokenizer, **kwargs)
@@ -176,12 +182,16 @@ class ColBERT(BiEncoder):
 
     def encode(self, texts: list[Ids], role: str) -> list[Tensor]:
         if role == QUERY:
-            seqs = [[self.cls_id, self.q_marker, *q[:self.max_query_len]]
-                    + [self.mask_id] * (self.max_query_len - len(q[:self.max_query_len])) for q in texts]
+            width = self.max_query_len + 1
+            attended = [[self.cls_id, self.q_marker, *q[:width - 3], self.sep_id] for q in texts]
+            seqs = [seq + [self.mask_id] * (width - len(seq)) for seq in attended]
         else:
             limit = min(self.max_doc_len, self.max_seq_len - 3)   # no chunking: one sequence per document
             seqs = [[self.cls_id, self.d_marker, *d[:limit], self.sep_id] for d in texts]
         ids, mask, token_types = self.batch(seqs)
+        if role == QUERY:   # the [MASK] padding is not attended to
+            lengths = torch.tensor([len(seq) for seq in attended], device=mask.device)
+            mask = (torch.arange(mask.shape[1], device=mask.device) < lengths.unsqueeze(1)).long()
         vectors = nn.functional.normalize(self.project(self.encoder(ids, mask, token_types, role)), dim=-1)
         if role == DOCUMENT:
             keep = mask.bool() & ~torch.isin(ids, torch.tensor(sorted(self.skip), device=ids.device))
