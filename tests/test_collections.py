@@ -117,3 +117,21 @@ def test_ids_with_whitespace_and_empty_queries_are_refused_at_export(monkeypatch
     monkeypatch.setattr(export, "_load", lambda irds_id: Dataset([Query(("1", "fine")), Query(("2", " \t"))]))
     with pytest.raises(MalformedFileError, match="toy: query 2 has no text in its field 'text'"):
         export._queries_and_qrels(spec)
+
+
+def test_default_text_is_ir_datasets_text_of_a_record(irds_home: Path, tmp_path: Path) -> None:
+    _export(VASWANI, tmp_path / "field")
+    _export({**VASWANI, "doc_fields": ["default_text"]}, tmp_path / "default")
+    assert (tmp_path / "field" / "corpus" / "docs.jsonl").read_bytes() == \
+        (tmp_path / "default" / "corpus" / "docs.jsonl").read_bytes()
+
+
+def test_a_bytes_field_such_as_a_warc_body_is_refused_with_the_field_to_use_instead() -> None:
+    from ir_datasets.formats.webarc import WarcDoc
+
+    page = WarcDoc("clueweb09-en0000-00-00000", "http://x", "", b"Content-Type: text/html\r\n",
+                   b"<html><title>Hello</title><body>Web page</body></html>", "text/html")
+    with pytest.raises(export.ActionableError, match="document field 'body' is bytes, not text: name default_text"):
+        export._fields(page, ["body"], "document")
+    text = export._fields(page, ["default_text"], "document")[0]
+    assert "Hello" in text and "Web page" in text and "<" not in text        # the HTML parsed, not its bytes

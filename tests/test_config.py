@@ -123,9 +123,13 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["msmarco-doc"]["splits"].update(valid="msmarco-document/dev2"),
      "config key datasets.msmarco-doc.splits.valid = 'msmarco-document/dev2': not an ir_datasets id"),
     (lambda c: c["datasets"]["vaswani"].update(query_field="title"),
-     "config key datasets.vaswani.query_field = 'title': allowed: text (fields of vaswani's queries)"),
+     "config key datasets.vaswani.query_field = 'title': allowed: text, default_text (text fields of vaswani's queries)"),
     (lambda c: c["datasets"]["msmarco-doc"].update(query_field="title"),
-     "config key datasets.msmarco-doc.query_field = 'title': allowed: text (fields of msmarco-document/train's"),
+     "config key datasets.msmarco-doc.query_field = 'title': allowed: text, default_text (text fields of msmarco-document/train's"),
+    (lambda c: c["datasets"]["clueweb09b"].update(doc_fields=["body"]),      # WARC bytes: not text
+     "config key datasets.clueweb09b.doc_fields[0] = 'body': allowed: url, date, body_content_type, default_text"),
+    (lambda c: c["datasets"]["clueweb09b"]["topics"].append("clueweb09/catb/trec-web-2013"),
+     "config key datasets.clueweb09b.topics[4] = 'clueweb09/catb/trec-web-2013': not an ir_datasets id"),
     (lambda c: c["datasets"]["vaswani"].update(doc_fields=["text", "body"]),
      "config key datasets.vaswani.doc_fields[1] = 'body': allowed: text"),
     # lengths, depths and the backbone

@@ -221,7 +221,7 @@ _PATTERNS = {kind: _compile(getattr(PATHS, kind)) for kind in Paths.__dataclass_
 # --- what each job gets from the config --------------------------------------------------------
 Config = Mapping[str, Any]
 Wildcards = Mapping[str, str]
-EXPORT_KEYS = ("irds", "query_field", "doc_fields", "splits", "licence")   # a label change must not re-export
+EXPORT_KEYS = ("irds", "query_field", "doc_fields", "splits", "topics", "licence")   # a label change must not re-export
 FOLD_KEYS = ("folds", "splits")
 
 

@@ -61,13 +61,23 @@ def check_available(spec: Mapping[str, Any]) -> str | None:
             f"location follows IR_DATASETS_HOME, default ~/.ir_datasets).")
 
 
+DEFAULT_TEXT = "default_text"   # a "field" naming ir_datasets' own text of a record (HTML parsed, for WARC)
+
+
 def _fields(record: Any, names: Iterable[str], kind: str) -> list[str]:
-    """The requested fields of a record, failing with the available names if one is wrong."""
+    """The requested fields of a record as text, failing with the available names if one is wrong.
+    ``default_text`` is ir_datasets' ``record.default_text()``: for web pages (ClueWeb09's WARC
+    records, whose ``body`` is raw bytes) the title and body text of the parsed HTML."""
     names = list(names)
-    missing = [name for name in names if name not in record._fields]
+    missing = [name for name in names if name not in record._fields and name != DEFAULT_TEXT]
     if missing:
-        raise KeyError(f"{kind} field(s) {missing} not in {record._fields}")
-    return [getattr(record, name) or "" for name in names]
+        raise KeyError(f"{kind} field(s) {missing} not in {record._fields} (or {DEFAULT_TEXT})")
+    values = [record.default_text() if name == DEFAULT_TEXT else getattr(record, name) or "" for name in names]
+    for name, value in zip(names, values):
+        if not isinstance(value, str):
+            raise ActionableError(f"{kind} field {name!r} is {type(value).__name__}, not text: name "
+                                  f"{DEFAULT_TEXT} (ir_datasets' text of the record) in the dataset's config instead")
+    return values
 
 
 def _write_docs(dataset: Any, doc_fields: list[str], path: Path) -> int:
@@ -82,8 +92,11 @@ def _write_docs(dataset: Any, doc_fields: list[str], path: Path) -> int:
 
 
 def _query_sources(spec: Mapping[str, Any]) -> list[str]:
-    """Pre-assigned splits contribute their queries and qrels; otherwise the dataset itself."""
-    return list(spec["splits"].values()) if spec.get("splits") else [spec["irds"]]
+    """Where queries and qrels come from: pre-assigned splits, the ``topics`` subsets (e.g. four years of
+    a TREC track over one corpus), or the dataset itself."""
+    if spec.get("splits"):
+        return list(spec["splits"].values())
+    return list(spec.get("topics") or [spec["irds"]])
 
 
 def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
@@ -118,6 +131,7 @@ def export_dataset(spec: Mapping[str, Any], docs: str | Path, queries: str | Pat
     exported = {
         "irds": spec["irds"],
         "splits": dict(spec.get("splits") or {}),
+        "topics": list(spec.get("topics") or []),
         "query_field": spec["query_field"],
         "doc_fields": list(spec["doc_fields"]),
         "docs": n_docs,

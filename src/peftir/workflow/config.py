@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..data.export import DEFAULT_TEXT
 from ..layout import BEST_OF, METHODS, RANKERS, measure
 from ..rankers import pretrained
 
@@ -135,24 +136,34 @@ def _check_dataset(name: str, spec: dict) -> None:
     key = f"datasets.{name}"
     ids = [(f"{key}.irds", spec["irds"])]
     ids += [(f"{key}.splits.{split}", irds_id) for split, irds_id in spec.get("splits", {}).items()]
+    ids += [(f"{key}.topics[{i}]", irds_id) for i, irds_id in enumerate(spec.get("topics", []))]
     ids += [(f"{key}.folds.irds[{i}]", irds_id) for i, irds_id in enumerate(spec["folds"].get("irds", []))]
     for id_key, irds_id in ids:
         if irds_id not in ir_datasets.registry:
             raise ConfigError(f"config key {id_key} = {irds_id!r}: not an ir_datasets id "
                               f"(see https://ir-datasets.com)")
     dataset = ir_datasets.load(spec["irds"])
-    asked = ir_datasets.load(spec["splits"]["train"]) if "splits" in spec else dataset   # where queries come from
-    queries = asked.queries_cls()._fields if asked.has_queries() else ()
+    source = spec["splits"]["train"] if "splits" in spec else (spec.get("topics") or [spec["irds"]])[0]
+    asked = ir_datasets.load(source)                                   # where the queries come from
+    queries = _text_fields(asked.queries_cls()) if asked.has_queries() else []
     if spec["query_field"] not in queries:
         raise ConfigError(f"config key {key}.query_field = {spec['query_field']!r}: allowed: "
-                          f"{', '.join(f for f in queries if f != 'query_id')} (fields of {asked.dataset_id()}'s queries)")
-    docs = dataset.docs_cls()._fields if dataset.has_docs() else ()
+                          f"{', '.join(queries)} (text fields of {source}'s queries)")
+    docs = _text_fields(dataset.docs_cls()) if dataset.has_docs() else []
     for index, field in enumerate(spec["doc_fields"]):
         if field not in docs:
             raise ConfigError(f"config key {key}.doc_fields[{index}] = {field!r}: allowed: "
-                              f"{', '.join(f for f in docs if f != 'doc_id')} (fields of {spec['irds']}'s documents)")
+                              f"{', '.join(docs)} (text fields of {spec['irds']}'s documents)")
     if "path" in spec["folds"]:
         _check_folds_file(f"{key}.folds", spec["folds"])
+
+
+def _text_fields(record_class: type) -> list[str]:
+    """A record type's text fields (not ids, not bytes such as a WARC body) and, where ir_datasets gives
+    one, ``default_text`` (its text of the record: for web pages, the parsed HTML's title and body)."""
+    types = getattr(record_class, "__annotations__", {})
+    names = [name for name in record_class._fields if not name.endswith("_id") and types.get(name, str) is str]
+    return names + [DEFAULT_TEXT] * hasattr(record_class, DEFAULT_TEXT)
 
 
 def _check_folds_file(key: str, folds: dict) -> None:
