@@ -6,7 +6,7 @@
 #   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
-# DAG: download (ir_datasets) → folds → index → bm25 (Anserini) → train → rerank
+# DAG: download (ir_datasets) → folds (→ triples) → index → bm25 (Anserini) → train → rerank
 #      → evaluate (ir_measures) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
 #
 # Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
@@ -33,6 +33,7 @@ localrules:
     all_tables,
     download,
     folds,
+    triples,
     evaluate,
     evaluate_bm25,
     table,

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 import pytrec_eval
 
 from peftir.data import export
-from peftir.data.trec import read_qrels, read_run
+from peftir.data.trec import read_qrels, read_run, read_topics
 from peftir.retrieval import anserini as bm25
 
 VASWANI = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
@@ -20,11 +21,11 @@ def searched(irds_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """Export, index and search once for the whole module."""
     root = tmp_path_factory.mktemp("bm25")
     data = root / "data"
-    exported = export.export_dataset(VASWANI, data / "corpus" / "docs.jsonl", data / "queries.tsv",
-                                     data / "qrels.txt", data / "info.json")
+    exported = export.export_dataset(VASWANI, data / "corpus" / "docs.jsonl", data / "docs.lookup.sqlite",
+                                     data / "queries.tsv", data / "qrels.txt", data / "info.json")
     log = io.StringIO()
     bm25.build_index(root / "data" / "corpus", root / "index", threads=2, expected_docs=exported["docs"], log=log)
-    bm25.search(root / "index", root / "data" / "queries.tsv", root / "run.txt",
+    bm25.search(root / "index", read_topics(root / "data" / "queries.tsv"), root / "run.txt",
                 k1=0.9, b=0.4, hits=100, threads=2, log=log)
     return {"root": root, "run": root / "run.txt", "qrels": root / "data" / "qrels.txt", "log": log}
 
@@ -59,8 +60,8 @@ def test_effectiveness_matches_reference(searched: dict) -> None:
 def test_search_failure_reports_java_output(tmp_path: Path) -> None:
     """SearchCollection exits 0 on a missing index; the error line must still surface."""
     with pytest.raises(RuntimeError, match="does not appear to be a valid index"):
-        bm25.search(tmp_path / "no-index", tmp_path / "no-topics.tsv", tmp_path / "run.txt",
-                    k1=0.9, b=0.4, hits=10, threads=1)
+        bm25.search(tmp_path / "no-index", {"1": "some words"}, tmp_path / "run.txt", k1=0.9, b=0.4, hits=10,
+                    threads=1)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -88,9 +89,22 @@ def test_a_truncated_collection_fails_the_index_instead_of_indexing_part_of_it(s
 
 
 def test_a_killed_jobs_scratch_directory_is_removed_by_the_rerun(searched: dict, tmp_path: Path):
-    left = tmp_path / ".run.txt.abc123.part"
+    left = tmp_path / ".run.txt-anserini.abc123.part"
     (left / "sub").mkdir(parents=True)
     (tmp_path / ".run.txt.def456.part").write_text("half a run")
-    bm25.search(searched["root"] / "index", searched["root"] / "data" / "queries.tsv", tmp_path / "run.txt",
-                k1=0.9, b=0.4, hits=10, threads=1, log=io.StringIO())
+    bm25.search(searched["root"] / "index", read_topics(searched["root"] / "data" / "queries.tsv"),
+                tmp_path / "run.txt", k1=0.9, b=0.4, hits=10, threads=1, log=io.StringIO())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]
+
+
+def test_only_the_splits_some_job_reads_are_searched(searched: dict, tmp_path: Path):
+    """Training from fixed triples (MS MARCO) needs no candidates for its training queries."""
+    folds = tmp_path / "folds.json"
+    folds.write_text(json.dumps({"splits": {"train": ["1", "2"], "valid": ["3"], "test": ["4", "5"]}}))
+    topics = searched["root"] / "data" / "queries.tsv"
+    assert set(bm25.searched_queries(topics, folds, ["valid", "test"])) == {"3", "4", "5"}
+    assert len(bm25.searched_queries(topics, folds, None)) == 93
+    bm25.bm25_search(searched["root"] / "index", topics, folds, tmp_path / "run.txt", tmp_path / "meta.yaml",
+                     {"k1": 0.9, "b": 0.4, "depth": 10, "splits": ["valid", "test"]}, "vaswani", threads=1)
+    assert set(read_run(tmp_path / "run.txt")) == {"3", "4", "5"}
+    assert read_run(tmp_path / "run.txt", {"4"}) == {"4": read_run(searched["run"], {"4"}, depth=10)["4"]}

@@ -19,8 +19,8 @@ ROBUST04 = {"irds": "disks45/nocr/trec-robust-2004", "query_field": "title", "do
 
 
 def _export(spec: dict, out: Path) -> dict:
-    return export.export_dataset(spec, out / "corpus" / "docs.jsonl", out / "queries.tsv", out / "qrels.txt",
-                                      out / "info.json")
+    return export.export_dataset(spec, out / "corpus" / "docs.jsonl", out / "docs.lookup.sqlite", out / "queries.tsv",
+                                 out / "qrels.txt", out / "info.json")
 
 
 def test_export_vaswani(irds_home: Path, tmp_path: Path) -> None:
@@ -77,18 +77,49 @@ def test_check_available_when_present(irds_home: Path) -> None:
     assert export.check_available({**VASWANI, "licence": "the Vaswani collection"}) is None
 
 
-def test_a_malformed_document_line_or_a_foreign_candidate_is_named(tmp_path):
-    from peftir.data.trec import MalformedFileError
-    from peftir.rankers.inputs import read_docs
+def test_the_lookup_finds_every_exported_document_by_id(irds_home: Path, tmp_path: Path) -> None:
+    from peftir.data.docstore import DocStore
+
+    _export(VASWANI, tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "corpus" / "docs.jsonl").read_text().splitlines()]
+    store = DocStore(tmp_path / "corpus" / "docs.jsonl", tmp_path / "docs.lookup.sqlite")
+    wanted = [lines[0]["id"], lines[-1]["id"], lines[5000]["id"], lines[0]["id"]]
+    assert store.texts(wanted) == {doc["id"]: doc["contents"] for doc in (lines[0], lines[-1], lines[5000])}
+    assert store.missing(["no-such-doc", lines[7]["id"]]) == ["no-such-doc"]
+
+
+def _store(tmp_path: Path, lines: list[str]):
+    from peftir.data.docstore import DocStore, lookup_writer
 
     docs = tmp_path / "docs.jsonl"
-    docs.write_text('{"id": "d1", "contents": "one"}\n{"id": "d2", "conte\n')
-    with pytest.raises(MalformedFileError, match=r"docs.jsonl, line 2: not a document"):
-        read_docs(docs, {"d1"})
-    docs.write_text('{"id": "d1", "contents": "one"}\n')
-    assert read_docs(docs, {"d1"}) == {"d1": "one"}
-    with pytest.raises(MalformedFileError, match=r"1 candidate documents are not in the collection \(e.g. \['d9'\]\)"):
-        read_docs(docs, {"d1", "d9"})
+    docs.write_bytes("".join(lines).encode())
+    offset = 0
+    with lookup_writer(tmp_path / "lookup.sqlite", docs) as places:
+        for line in lines:
+            places.add(json.loads(line)["id"], offset, len(line.encode()))
+            offset += len(line.encode())
+    return DocStore(docs, tmp_path / "lookup.sqlite")
+
+
+def test_a_foreign_candidate_or_a_lookup_of_other_documents_is_named(tmp_path):
+    from peftir.data.trec import MalformedFileError
+
+    store = _store(tmp_path, ['{"id": "d1", "contents": "one"}\n', '{"id": "d2", "contents": "two"}\n'])
+    assert store.texts(["d2"]) == {"d2": "two"}
+    with pytest.raises(MalformedFileError, match=r"1 documents are not in the collection \(e.g. \['d9'\]\)"):
+        store.texts(["d1", "d9"])
+    (tmp_path / "docs.jsonl").write_text('{"id": "d2", "contents": "two"}\n{"id": "d1", "contents": "one"}\n')
+    with pytest.raises(MalformedFileError, match=r"docs.jsonl, byte 0: not the line of document 'd1'"):
+        store.texts(["d1"])
+
+
+def test_a_document_id_that_occurs_twice_is_named_with_its_line(tmp_path):
+    from peftir.data.trec import MalformedFileError
+
+    lines = [f'{{"id": "d{i}", "contents": "x"}}\n' for i in range(5)] + ['{"id": "d3", "contents": "y"}\n']
+    with pytest.raises(MalformedFileError, match=r"docs.jsonl, line 6: document id 'd3' occurs twice"):
+        _store(tmp_path, lines)
+    assert not (tmp_path / "lookup.sqlite").exists()
 
 
 def test_ids_with_whitespace_and_empty_queries_are_refused_at_export(monkeypatch):

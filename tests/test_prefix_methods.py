@@ -68,3 +68,16 @@ def test_prompt_tuning_keeps_sequences_within_the_position_limit():
     ranker = tiny_ranker("monobert")
     apply_method(ranker, "prompt", prompt=_small("prompt"))
     assert ranker.max_seq_len == SETTINGS["max_seq_len"] - 3
+
+
+@pytest.mark.parametrize("method", ["prompt", "prefix", "ss_prefix"])
+def test_sources_start_where_the_word_embeddings_are(method):
+    """As in the released code: the source is drawn from N(mean, std) of the backbone's word embeddings."""
+    ranker = tiny_ranker("twinbert")
+    with torch.no_grad():
+        ranker.bert.embeddings.word_embeddings.weight.mul_(5.0).add_(1.0)   # mean ≈ 1, std ≈ 0.1
+    apply_method(ranker, method, **{"prompt": {"length": 50, "bottleneck": 8}, "prefix": {**PREFIX, "length": 50}})
+    source = ranker.peft[method].source.source.detach()
+    embeddings = ranker.bert.embeddings.word_embeddings.weight
+    assert source.mean().item() == pytest.approx(embeddings.mean().item(), abs=0.02)
+    assert source.std().item() == pytest.approx(embeddings.std().item(), rel=0.1)

@@ -8,7 +8,7 @@ from peftir.rankers import models as rankers
 from peftir.rankers.inputs import RankingData
 from peftir.rankers.rerank import rerank
 
-from tiny import tiny_backbone, tiny_ranker
+from tiny import Pretokenized, tiny_backbone, tiny_ranker
 
 
 def test_equal_chunks_splits_into_ceil_len_over_max_equal_pieces():
@@ -111,18 +111,52 @@ def test_monobert_averages_cls_over_document_chunks():
     assert torch.allclose(score, expected, atol=1e-5)
 
 
+def test_twinbert_chunks_documents_as_monobert_does_and_averages_their_tokens():
+    """Released code: TwinBERT's document chunks are monoBERT's, max_seq_len − max_query_len − 3 (489 at 512)."""
+    ranker = tiny_ranker("twinbert").eval()
+    doc = list(range(3000, 3020))       # 20 tokens: chunk length 24-6-3 = 15 → 2 chunks (one of 24-2 would hold all)
+    seen = []
+    ranker.bert.register_forward_hook(lambda module, args, kwargs, out: seen.append(kwargs), with_kwargs=True)
+    with torch.no_grad():
+        vector = ranker.encode([doc], rankers.DOCUMENT)[0]
+        states = [ranker.bert(input_ids=torch.tensor([[ranker.cls_id, *chunk, ranker.sep_id]])).last_hidden_state[0, 1:-1]
+                  for chunk in rankers.equal_chunks(doc, 15)]
+    assert [row.sum().item() for row in seen[0]["attention_mask"]] == [10 + 2, 10 + 2]
+    assert torch.allclose(vector, torch.cat(states).mean(0), atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["twinbert", "colbert", "monobert"])
 def test_reranking_scores_equal_pairwise_scores(name):
     """Bi-encoders encode each document once; the scores must match scoring every pair directly."""
     ranker = tiny_ranker(name).eval()
-    data = RankingData(queries={"q1": [2000, 2001], "q2": [2002]},
-                       docs={"a": [3000, 3001, 3002], "b": [3003], "c": list(range(3100, 3130))},
+    data = RankingData(queries=Pretokenized({"q1": [2000, 2001], "q2": [2002]}),
+                       docs=Pretokenized({"a": [3000, 3001, 3002], "b": [3003], "c": list(range(3100, 3130))}),
                        candidates={"q1": {"a": 1.0, "b": 0.5, "c": 0.1}, "q2": {"b": 1.0, "c": 0.2}}, qrels={})
     run = rerank(ranker, data, ["q1", "q2"], batch_size=2)
     with torch.no_grad():
         for qid, docs in data.candidates.items():
             direct = ranker.score_pairs([data.queries[qid]] * len(docs), [data.docs[d] for d in docs])
             assert torch.allclose(torch.tensor([run[qid][d] for d in docs]), direct, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["twinbert", "monobert"])
+def test_reranking_a_group_of_queries_at_a_time_gives_the_same_scores(name, monkeypatch):
+    """Memory is bounded by scoring groups of queries; the grouping must not change a score."""
+    import peftir.rankers.rerank as reranking
+
+    ranker = tiny_ranker(name).eval()
+    data = RankingData(queries=Pretokenized({f"q{i}": [2000 + i] for i in range(5)}),
+                       docs=Pretokenized({f"d{j}": list(range(3000 + j, 3003 + 7 * j)) for j in range(6)}),
+                       candidates={f"q{i}": {f"d{j}": 1.0 for j in range(i, i + 3) if j < 6} for i in range(5)},
+                       qrels={})
+    qids = sorted(data.candidates)
+    whole = rerank(ranker, data, qids, batch_size=4)
+    assert list(reranking.query_groups(qids, data.candidates, 5)) == [["q0"], ["q1"], ["q2"], ["q3", "q4"]]
+    monkeypatch.setattr(reranking, "GROUP_PAIRS", 5)
+    grouped = rerank(ranker, data, qids, batch_size=4)
+    assert grouped.keys() == whole.keys()
+    for qid in qids:
+        assert grouped[qid] == pytest.approx(whole[qid], abs=1e-5)
 
 
 def test_colbert_batch_padding_never_enters_the_max():

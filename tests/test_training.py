@@ -10,7 +10,7 @@ from peftir.rankers.configured import seed_everything
 from peftir.rankers.inputs import RankingData
 from peftir.training import loop as training
 
-from tiny import apply_method, tiny_ranker
+from tiny import Pretokenized, apply_method, tiny_ranker
 
 
 def test_pairwise_loss_is_one_minus_softmax_of_positive():
@@ -26,8 +26,8 @@ def test_loss_gradient_raises_positive_and_lowers_negative():
     assert pos.grad.item() < 0 < neg.grad.item()
 
 
-DATA = RankingData(queries={"q1": [1], "q2": [2], "q3": [3]},
-                   docs={d: [9] for d in "abcdef"},
+DATA = RankingData(queries=Pretokenized({"q1": [1], "q2": [2], "q3": [3]}),
+                   docs=Pretokenized({d: [9] for d in "abcdef"}),
                    candidates={"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"d": 1.0}, "q3": {"e": 1.0, "f": 0.5}},
                    qrels={"q1": {"a": 1, "c": 0, "z": 1}, "q2": {"d": 1}, "q3": {"e": 0}})
 
@@ -37,9 +37,43 @@ def test_only_queries_with_a_relevant_and_a_nonrelevant_candidate_train():
 
 
 def test_triples_take_positives_from_relevant_candidates_and_negatives_from_the_rest():
-    triples = training.sample_triples(random.Random(0), DATA, ["q1"], 200)
+    triples = training.CandidateTriples(DATA, ["q1"]).epoch(1, random.Random(0), 200)
     assert {pos for _, pos, _ in triples} == {"a"}            # 'z' is relevant but not a candidate
     assert {neg for _, _, neg in triples} == {"b", "c"}        # judged non-relevant and unjudged
+
+
+def test_an_epoch_cycles_through_the_queries_in_a_fresh_order_each_pass():
+    """As the released code: every training query once per pass, a new shuffle for each pass."""
+    data = RankingData(queries={}, docs={}, candidates={f"q{i}": {"a": 1.0, "b": 0.5} for i in range(10)},
+                       qrels={f"q{i}": {"a": 1} for i in range(10)})
+    triples = training.CandidateTriples(data, sorted(data.candidates)).epoch(1, random.Random(3), 25)
+    passes = [[q for q, _, _ in triples[i:i + 10]] for i in range(0, 25, 10)]
+    assert sorted(passes[0]) == sorted(passes[1]) == sorted(data.candidates)
+    assert passes[0] != passes[1] and len(set(passes[2])) == 5
+
+
+def test_queries_without_a_relevant_and_a_nonrelevant_candidate_cannot_train():
+    with pytest.raises(ValueError, match="no training query has both"):
+        training.CandidateTriples(DATA, ["q2", "q3"])
+
+
+def test_fixed_triples_are_read_in_order_each_epoch_going_on_and_wrapping(tmp_path):
+    path = tmp_path / "triples.tsv"
+    path.write_text("".join(f"q{i}\tp{i}\tn{i}\n" for i in range(5)))
+    triples = training.TriplesFile(path)
+    assert [q for q, _, _ in triples.epoch(1, random.Random(0), 2)] == ["q0", "q1"]
+    assert [q for q, _, _ in triples.epoch(2, random.Random(0), 2)] == ["q2", "q3"]
+    assert [q for q, _, _ in triples.epoch(3, random.Random(0), 2)] == ["q4", "q0"]
+    assert triples.epoch(2, random.Random(0), 1) == [("q1", "p1", "n1")]
+
+
+def test_a_malformed_triples_line_is_named(tmp_path):
+    from peftir.data.trec import MalformedFileError
+
+    path = tmp_path / "triples.tsv"
+    path.write_text("q0\tp0\tn0\nq1 p1 n1\n")
+    with pytest.raises(MalformedFileError, match=r"triples.tsv, line 2: expected qid<TAB>relevant<TAB>non-relevant"):
+        training.TriplesFile(path).epoch(1, random.Random(0), 2)
 
 
 def test_training_keeps_the_best_validation_epoch():
@@ -53,7 +87,8 @@ def test_training_keeps_the_best_validation_epoch():
         return next(scores)
 
     settings = {"epochs": 3, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1}
-    result = training.train(ranker, groups, DATA, ["q1", "q3"], validate, settings, seed=1)
+    result = training.train(ranker, groups, DATA, training.CandidateTriples(DATA, ["q1", "q3"]), validate, settings,
+                            seed=1)
     assert result.best_epoch == 2 and result.best_score == 0.5
     assert all(torch.equal(result.best_state[k], states[1][k]) for k in states[1])
     assert not all(torch.equal(result.best_state[k], states[2][k]) for k in states[2])
@@ -65,6 +100,7 @@ def test_same_seed_same_weights():
         ranker = tiny_ranker("colbert")
         groups = apply_method(ranker, "full", {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
         settings = {"epochs": 1, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 2}
-        return training.train(ranker, groups, DATA, ["q1"], lambda m: 0.0, settings, seed).best_state
+        pairs = training.CandidateTriples(DATA, ["q1"])
+        return training.train(ranker, groups, DATA, pairs, lambda m: 0.0, settings, seed).best_state
     first, again = run(3), run(3)
     assert all(torch.equal(first[k], again[k]) for k in first)

@@ -49,3 +49,10 @@ def backbone_weights(ranker: models.Ranker) -> dict[str, torch.Tensor]:
     """BERT's own weights by their original names (peft moves a wrapped layer's to ``base_layer``)."""
     return {name.replace(".base_layer.", "."): p.detach().clone() for name, p in ranker.bert.named_parameters()
             if "lora_" not in name}
+
+
+class Pretokenized(dict):
+    """Word-piece ids given by hand, looked up as a job looks up ``peftir.rankers.inputs.Tokenized``."""
+
+    def many(self, keys):
+        return [self[key] for key in keys]

@@ -32,19 +32,28 @@ def remove_leftovers(path: str | os.PathLike) -> None:
 
 
 @contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
-    """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that needs a file name (a database), renamed over
+    ``path`` only when the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
     os.chmod(tmp, plain_mode(0o666))  # mkstemp's 0600 would make results unreadable to collaborators
     try:
-        with os.fdopen(fd, mode) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` and rename it over ``path`` only on success."""
+    with atomic_path(path) as tmp:
+        with open(tmp, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())

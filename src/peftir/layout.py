@@ -34,10 +34,13 @@ class Paths:
     """Path patterns of the workflow's artefacts (Snakemake wildcards in braces)."""
 
     docs: str = "results/data/{dataset}/corpus/docs.jsonl"
+    docs_lookup: str = "results/data/{dataset}/docs.lookup.sqlite"    # id → line of docs.jsonl (outside corpus/:
+                                                                      # Anserini indexes every file there)
     queries: str = "results/data/{dataset}/queries.tsv"
     qrels: str = "results/data/{dataset}/qrels.txt"
     export_info: str = "results/data/{dataset}/info.json"
     folds: str = "results/data/{dataset}/folds.json"
+    triples: str = "results/data/{dataset}/triples.tsv"       # fixed training triples (MS MARCO), if any
     index: str = "results/index/{dataset}"
     bm25_run: str = "results/runs/{dataset}/bm25.run"
     bm25_run_metadata: str = "results/runs/{dataset}/bm25.ir_metadata.yaml"
@@ -288,18 +291,40 @@ def report_layout(config: Config, kind: str, name: str) -> dict:
     }
 
 
+def train_pairs(config: Config, dataset: str) -> dict:
+    """Where a dataset's training triples come from: sampled from the BM25 candidates of the training
+    queries (``bm25``, the default), or a fixed file made from its training split (``docpairs``,
+    ``doctriples``: ``peftir.data.triples``), which then needs no BM25 run of the training queries."""
+    spec = config["datasets"][dataset]
+    pairs = spec.get("train_pairs", {"source": "bm25"})
+    return pairs if pairs["source"] == "bm25" else {**pairs, "irds": spec["splits"]["train"]}
+
+
+def _bm25(config: Config, wildcards: Wildcards) -> dict:
+    """BM25's settings and the pre-assigned splits it ranks (None: every query, as cross-validation needs)."""
+    fixed = train_pairs(config, wildcards["dataset"])["source"] != "bm25"
+    return {**config["bm25"], "splits": ["valid", "test"] if fixed else None}
+
+
+def _validation(config: Config, wildcards: Wildcards) -> dict:
+    """The validation metric and, for a large validation split, the fixed sample scored every epoch."""
+    spec = config["datasets"][wildcards["dataset"]]
+    return {"metric": spec["validation_metric"], "sample": spec.get("validation_sample")}
+
+
 ParamFunction = Callable[[Config, Wildcards], Any]
 PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "export": lambda config, wc: _dataset_subset(config, wc["dataset"], EXPORT_KEYS),
     "folds": lambda config, wc: _dataset_subset(config, wc["dataset"], FOLD_KEYS),
-    "bm25": lambda config, wc: config["bm25"],
+    "train_pairs": lambda config, wc: train_pairs(config, wc["dataset"]),
+    "bm25": _bm25,
     "backbone": lambda config, wc: config["backbone"],
     "ranker": _ranker,
     "method": lambda config, wc: resolve_method(wc["method"], config["methods"]),
     "training": _training,
     "rerank": lambda config, wc: config["rerank"],
-    "validation": lambda config, wc: {"metric": config["datasets"][wc["dataset"]]["validation_metric"]},
-    "device": lambda config, wc: config["execution"]["device"],
+    "validation": _validation,
+    "execution": lambda config, wc: {key: config["execution"][key] for key in ("device", "precision")},
     "metrics": lambda config, wc: list(config["experiment"]["metrics"]),
     "depth": lambda config, wc: config["rerank"]["depth"],
     "table": lambda config, wc: report_layout(config, "tables", wc["table"]),

@@ -24,6 +24,7 @@ rule bm25:
     input:
         index=PATHS.index,
         queries=PATHS.queries,
+        folds=PATHS.folds,
     output:
         run=PATHS.bm25_run,
         metadata=PATHS.bm25_run_metadata,

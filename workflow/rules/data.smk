@@ -4,6 +4,7 @@
 rule download:
     output:
         docs=PATHS.docs,
+        docs_lookup=PATHS.docs_lookup,
         queries=PATHS.queries,
         qrels=PATHS.qrels,
         info=PATHS.export_info,
@@ -39,3 +40,26 @@ rule folds:
         "../../envs/peftir.yaml"
     script:
         "../scripts/folds.py"
+
+
+# Fixed training triples, for datasets trained from them (MS MARCO): made once from the training split.
+rule triples:
+    input:
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+        docs=PATHS.docs,
+        docs_lookup=PATHS.docs_lookup,
+    output:
+        triples=PATHS.triples,
+    log:
+        PATHS.log("triples", "{dataset}"),
+    params:
+        **params_of("train_pairs"),
+        code=code_of("triples"),
+    threads: threads_of("triples")
+    resources:
+        **resources_of("triples"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/triples.py"

@@ -6,6 +6,7 @@ rule train:
     input:
         unpack(lambda wc: plan.collection(wc)),
         unpack(lambda wc: plan.first_stage_input(config, dict(wc.items()))),
+        unpack(lambda wc: plan.triples_input(config, dict(wc.items()))),
         candidates=PATHS.bm25_run,
     output:
         weights=PATHS.weights,
@@ -13,7 +14,7 @@ rule train:
     log:
         PATHS.log("train", RUN),
     params:
-        **params_of("backbone", "ranker", "method", "training", "rerank", "validation", "device"),
+        **params_of("backbone", "ranker", "method", "training", "rerank", "validation", "execution"),
         code=code_of("train"),
     threads: threads_of("train")
     resources:
@@ -46,7 +47,7 @@ rule rerank:
     log:
         PATHS.log("rerank", RUN),
     params:
-        **params_of("backbone", "ranker", "method", "training", "rerank", "device"),
+        **params_of("backbone", "ranker", "method", "training", "rerank", "execution"),
         code=code_of("rerank"),
     threads: threads_of("rerank")
     resources:

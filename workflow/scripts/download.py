@@ -1,7 +1,8 @@
-"""Rule `download`: a dataset's documents, queries and qrels exported from ir_datasets."""
+"""Rule `download`: a dataset's documents (and their lookup by id), queries and qrels exported from ir_datasets."""
 from peftir.workflow.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.data.export import export_dataset
 
-    export_dataset(smk.params.export, smk.output.docs, smk.output.queries, smk.output.qrels, smk.output.info)
+    export_dataset(smk.params.export, smk.output.docs, smk.output.docs_lookup, smk.output.queries, smk.output.qrels,
+                   smk.output.info)

@@ -6,8 +6,8 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.rankers.rerank import rerank_test_fold
 
     rerank_test_fold(
-        Collection(smk.input.queries, smk.input.qrels, smk.input.docs, smk.input.folds), smk.input.candidates,
+        Collection.of(dict(smk.input.items())), smk.input.candidates,
         smk.wildcards.dataset, smk.wildcards.fold, int(smk.wildcards.seed), smk.wildcards.ranker,
         backbone=smk.params.backbone, settings=smk.params.ranker, method=smk.params.method,
-        training=smk.params.training, reranking=smk.params.rerank, device=smk.params.device, threads=smk.threads,
-        weights=smk.input.weights, output=smk.output.run, metadata=smk.output.metadata)
+        training=smk.params.training, reranking=smk.params.rerank, execution=smk.params.execution,
+        threads=smk.threads, weights=smk.input.weights, output=smk.output.run, metadata=smk.output.metadata)

@@ -6,9 +6,9 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.training.train_ranker import train_ranker
 
     train_ranker(
-        Collection(smk.input.queries, smk.input.qrels, smk.input.docs, smk.input.folds), smk.input.candidates,
+        Collection.of(dict(smk.input.items())), smk.input.candidates,
         smk.wildcards.dataset, smk.wildcards.fold, int(smk.wildcards.seed), smk.wildcards.ranker,
         backbone=smk.params.backbone, settings=smk.params.ranker, method=smk.params.method,
         training=smk.params.training, reranking=smk.params.rerank, validation=smk.params.validation,
-        device=smk.params.device, threads=smk.threads, weights=smk.output.weights, summary=smk.output.summary,
-        resume_key=job_key(smk), first_stage=smk.input.get("first_stage"))
+        execution=smk.params.execution, threads=smk.threads, weights=smk.output.weights, summary=smk.output.summary,
+        resume_key=job_key(smk), first_stage=smk.input.get("first_stage"), triples=smk.input.get("triples"))

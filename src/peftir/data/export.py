@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
+from .docstore import lookup_writer
 from .trec import MalformedFileError, Qrels, check_id, write_qrels, write_topics
 
 
@@ -80,13 +81,17 @@ def _fields(record: Any, names: Iterable[str], kind: str) -> list[str]:
     return values
 
 
-def _write_docs(dataset: Any, doc_fields: list[str], path: Path) -> int:
-    count = 0
-    with atomic_write(path) as handle:
+def _write_docs(dataset: Any, doc_fields: list[str], path: Path, lookup: Path) -> int:
+    """Documents as JSON lines, and the lookup from each id to its line (``peftir.data.docstore``)."""
+    count = offset = 0
+    with atomic_write(path, "wb") as handle, lookup_writer(lookup, path) as places:
         for doc in dataset.docs_iter():
             check_id("document", doc.doc_id, dataset.dataset_id())
             text = normalise(" ".join(_fields(doc, doc_fields, "document")))
-            handle.write(json.dumps({"id": doc.doc_id, "contents": text}) + "\n")
+            line = (json.dumps({"id": doc.doc_id, "contents": text}) + "\n").encode()
+            handle.write(line)
+            places.add(doc.doc_id, offset, len(line))
+            offset += len(line)
             count += 1
     return count
 
@@ -116,15 +121,15 @@ def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
     return topics, qrels
 
 
-def export_dataset(spec: Mapping[str, Any], docs: str | Path, queries: str | Path, qrels: str | Path,
-                   info: str | Path) -> dict[str, Any]:
-    """The ``download`` rule: documents (JSON lines, Anserini's JsonCollection), queries (TSV), qrels and,
-    last, ``info`` (what was exported: counts, fields, splits)."""
+def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path, queries: str | Path,
+                   qrels: str | Path, info: str | Path) -> dict[str, Any]:
+    """The ``download`` rule: documents (JSON lines, Anserini's JsonCollection) and their ``lookup`` by id,
+    queries (TSV), qrels and, last, ``info`` (what was exported: counts, fields, splits)."""
     if spec.get("licence"):
         message = check_available(spec)
         if message:
             raise MissingDataError(message)
-    n_docs = _write_docs(_load(spec["irds"]), list(spec["doc_fields"]), Path(docs))
+    n_docs = _write_docs(_load(spec["irds"]), list(spec["doc_fields"]), Path(docs), Path(lookup))
     topics, judgments = _queries_and_qrels(spec)
     write_topics(queries, topics)
     write_qrels(qrels, judgments)

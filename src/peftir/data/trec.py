@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from typing import Iterable, Iterator, Mapping
+from typing import Collection, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
@@ -42,9 +42,8 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
                 yield f"{path}, line {number}", line
 
 
-def read_run(path: str | os.PathLike) -> Run:
-    """Read a six-column TREC run (``qid Q0 docid rank score tag``), as trec_eval parses one."""
-    run: Run = defaultdict(dict)
+def _run_lines(path: str | os.PathLike) -> Iterator[tuple[str, str, float]]:
+    """(qid, docid, score) of each line of a six-column TREC run, checked as trec_eval parses one."""
     for where, line in _lines(path):
         fields = line.split()
         try:
@@ -52,11 +51,39 @@ def read_run(path: str | os.PathLike) -> Run:
                 raise ValueError(f"{len(fields)} columns")
             qid, _, docid, rank, score, _ = fields
             int(rank)
-            run[qid][docid] = float(score)
+            yield qid, docid, float(score)
         except ValueError as problem:
             raise MalformedFileError(f"{where}: not a TREC run line (qid Q0 docid rank score tag; {problem}): "
                                      f"{line.rstrip()!r}") from None
-    return dict(run)
+
+
+def read_run(path: str | os.PathLike, qids: Collection[str] | None = None, depth: int | None = None) -> Run:
+    """Read a six-column TREC run, streaming: only the queries ``qids`` (all when None) are kept, each cut
+    to its top ``depth`` documents when given, so memory follows what the caller asks for, not the file
+    (MS MARCO's BM25 run holds tens of millions of lines)."""
+    wanted = None if qids is None else set(qids)
+    run: Run = defaultdict(dict)
+    for qid, docid, score in _run_lines(path):
+        if wanted is None or qid in wanted:
+            run[qid][docid] = score
+    return truncate_run(run, depth) if depth is not None else dict(run)
+
+
+def run_blocks(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, float]]]:
+    """A run file query by query, for runs written one query at a time (Anserini's): memory of one query."""
+    done: set[str] = set()
+    qid, docs = None, {}
+    for line_qid, docid, score in _run_lines(path):
+        if line_qid != qid:
+            if qid is not None:
+                yield qid, docs
+            if line_qid in done:
+                raise MalformedFileError(f"{path}: the lines of query {line_qid} are not together")
+            done.add(line_qid)
+            qid, docs = line_qid, {}
+        docs[docid] = score
+    if qid is not None:
+        yield qid, docs
 
 
 def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -64,18 +91,27 @@ def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(docs.items(), key=lambda item: (-item[1], item[0]))
 
 
-def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], tag: str) -> None:
-    """Write a six-column TREC run atomically, ranks recomputed from scores."""
+def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]] | Iterable[tuple[str, Mapping[str, float]]],
+              tag: str) -> None:
+    """Write a six-column TREC run atomically, ranks recomputed from scores: a mapping (queries in id
+    order) or an iterable of (qid, documents), written in the order given."""
     check_id("run tag", tag, str(path))
+    queries = ((qid, run[qid]) for qid in sorted(run)) if isinstance(run, Mapping) else run
     with atomic_write(path) as handle:
-        for qid in sorted(run):
-            for rank, (docid, score) in enumerate(ranked(run[qid]), start=1):
+        for qid, docs in queries:
+            for rank, (docid, score) in enumerate(ranked(docs), start=1):
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
-def report_missing(run: Run, qids: Iterable[str], where: str) -> list[str]:
-    """Queries of ``qids`` with no document in ``run``, said on standard error (the job's log)."""
-    missing = sorted(set(qids) - {qid for qid, docs in run.items() if docs})
+def answered(run: Run) -> set[str]:
+    """The queries of a run with at least one document."""
+    return {qid for qid, docs in run.items() if docs}
+
+
+def report_missing(answered_qids: Collection[str], qids: Iterable[str], where: str) -> list[str]:
+    """Queries of ``qids`` not among ``answered_qids`` (those with a document in a run), said on standard
+    error (the job's log)."""
+    missing = sorted(set(qids) - set(answered_qids))
     if missing:
         shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
         print(f"{where}: {len(missing)} queries have no document in the run: {shown}", file=sys.stderr)
@@ -110,15 +146,17 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
                 handle.write(f"{qid} 0 {docid} {qrels[qid][docid]}\n")
 
 
-def read_topics(path: str | os.PathLike) -> dict[str, str]:
-    """Read a ``qid<TAB>text`` topics file: one id, a non-empty text."""
+def read_topics(path: str | os.PathLike, qids: Collection[str] | None = None) -> dict[str, str]:
+    """Read a ``qid<TAB>text`` topics file: one id, a non-empty text; only ``qids`` when given."""
+    wanted = None if qids is None else set(qids)
     topics: dict[str, str] = {}
     for where, line in _lines(path):
         qid, tab, text = line.rstrip("\n").partition("\t")
         if not tab or not text.strip():
             raise MalformedFileError(f"{where}: expected query id<TAB>non-empty text: {line.rstrip()!r}")
         check_id("query", qid, where)
-        topics[qid] = text
+        if wanted is None or qid in wanted:
+            topics[qid] = text
     return topics
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from statistics import fmean
 
 from ..data import folds
-from ..data.trec import Qrels, Run, read_qrels, read_run, report_missing, truncate_run
+from ..data.trec import Qrels, Run, answered, read_qrels, read_run, report_missing
 from ..files import atomic_write
 from ..layout import measure, measure_provider
 
@@ -59,13 +59,11 @@ def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, fo
     """Summary (``metric_summary``) of a run file on the test queries of ``fold``, with the evaluated queries the
     run has no document for (they score 0, and are reported); ``depth`` cuts the run first
     (BM25 as a reference row, at the depth the rerankers see). What the evaluate rule writes and the audit redoes."""
-    run = read_run(run_path)
-    if depth is not None:
-        run = truncate_run(run, depth)
     test = folds.rotation(folds.read_folds(folds_path), fold)["test"]
+    run = read_run(run_path, test, depth)
     qrels = read_qrels(qrels_path)
     summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)
-    return {**summary, "missing_from_run": report_missing(run, evaluated_qids(qrels, test), str(run_path))}
+    return {**summary, "missing_from_run": report_missing(answered(run), evaluated_qids(qrels, test), str(run_path))}
 
 
 def measure_fold(run_path: str, qrels_path: str, folds_path: str, fold: str, metrics: list[str],

@@ -23,14 +23,26 @@ from ..rankers.models import Ranker
 from .base import ParamGroups, attach, bottleneck, freeze
 
 
-class PrefixSource(nn.Module):
-    """A shared source ``P'`` (length × hidden) and one MLP per generated set (per layer, or one)."""
+def generators(hidden: int, bottleneck: int, sets: int) -> nn.ModuleList:
+    """One reparametrisation MLP (hidden → bottleneck → ReLU → hidden) per generated set: the paper's
+    layer-dependent MLPs (the released code instead has one MLP emitting every layer's vectors at once)."""
+    return nn.ModuleList(nn.Sequential(nn.Linear(hidden, bottleneck), nn.ReLU(), nn.Linear(bottleneck, hidden))
+                         for _ in range(sets))
 
-    def __init__(self, length: int, hidden: int, bottleneck: int, sets: int) -> None:
+
+class PrefixSource(nn.Module):
+    """A shared source ``P'`` (length × hidden) and one MLP per generated set (per layer, or one).
+
+    The source starts as the released code's does: drawn from a normal distribution with the mean and
+    standard deviation of the backbone's word embeddings, so it lives where token embeddings live.
+    """
+
+    def __init__(self, length: int, bottleneck: int, sets: int, embeddings: Tensor) -> None:
         super().__init__()
-        self.source = nn.Parameter(torch.randn(length, hidden) * 0.02)
-        self.mlps = nn.ModuleList(nn.Sequential(nn.Linear(hidden, bottleneck), nn.ReLU(),
-                                                nn.Linear(bottleneck, hidden)) for _ in range(sets))
+        with torch.no_grad():
+            start = torch.normal(embeddings.mean().item(), embeddings.std().item(), (length, embeddings.shape[1]))
+        self.source = nn.Parameter(start)
+        self.mlps = generators(embeddings.shape[1], bottleneck, sets)
 
     def forward(self, index: int) -> Tensor:
         return self.mlps[index](self.source)
@@ -55,7 +67,7 @@ class PrefixTuning(nn.Module):
         config = bert.config
         self.length = length
         sets = config.num_hidden_layers if common_sets is None else common_sets
-        self.source = PrefixSource(length, config.hidden_size, bottleneck, sets)
+        self.source = PrefixSource(length, bottleneck, sets, bert.embeddings.word_embeddings.weight)
         self.generated_parameters = length * config.hidden_size * config.num_hidden_layers
         for index, layer in enumerate(bert.encoder.layer):
             layer.attention.self.register_forward_pre_hook(self._prepend(index), with_kwargs=True)
@@ -90,7 +102,7 @@ class KeyValuePrefixTuning(nn.Module):
         super().__init__()
         config = bert.config
         self.length = length
-        self.source = PrefixSource(length, config.hidden_size, bottleneck, 2 * config.num_hidden_layers)
+        self.source = PrefixSource(length, bottleneck, 2 * config.num_hidden_layers, bert.embeddings.word_embeddings.weight)
         self.generated_parameters = 2 * length * config.hidden_size * config.num_hidden_layers
         self._hooked: dict[int, tuple[nn.Module, RemovableHandle]] = {}   # by prefix set: module, handle
         for index, layer in enumerate(bert.encoder.layer):

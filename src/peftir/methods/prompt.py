@@ -20,7 +20,7 @@ class PromptTuning(nn.Module):
     def __init__(self, bert: BertModel, length: int, bottleneck: int) -> None:
         super().__init__()
         self.length = length
-        self.source = PrefixSource(length, bert.config.hidden_size, bottleneck, 1)
+        self.source = PrefixSource(length, bottleneck, 1, bert.embeddings.word_embeddings.weight)
         self.generated_parameters = length * bert.config.hidden_size
         bert.register_forward_pre_hook(self._prepend, with_kwargs=True)
         bert.register_forward_hook(self._strip)

@@ -12,7 +12,7 @@ from transformers.models.bert.modeling_bert import BertModel
 
 from ..rankers.models import ROLES, QUERY, Ranker
 from .base import ParamGroups, attach, bottleneck, freeze
-from .prefix import PrefixSource, PrefixTuning
+from .prefix import PrefixTuning, generators
 
 
 class SemiSiamesePrefixTuning(PrefixTuning):
@@ -30,7 +30,7 @@ class SemiSiamesePrefixTuning(PrefixTuning):
         # "none" has no common prefixes: only the shared source, no common per-layer MLPs
         super().__init__(bert, length, bottleneck, common_sets=0 if variant == "none" else layers)
         self.variant, self.common, self.role = variant, common, QUERY
-        self.specific = nn.ModuleDict({role: PrefixSource(length, hidden, bottleneck, layers).mlps for role in ROLES})
+        self.specific = nn.ModuleDict({role: generators(hidden, bottleneck, layers) for role in ROLES})
         self.generated_parameters = len(ROLES) * length * hidden * layers   # a query and a document set
 
     def set_role(self, role: str) -> None:

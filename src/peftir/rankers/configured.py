@@ -1,4 +1,4 @@
-"""A ranker as a run configures it: backbone, ranker, fine-tuning method, device; and its data.
+"""A ranker as a run configures it: backbone, ranker, fine-tuning method, device and precision; and its data.
 
 What the training and the reranking of one run share, so both build the same model the same way.
 """
@@ -32,9 +32,21 @@ def device(choice: str) -> torch.device:
     return torch.device(choice)
 
 
-def configured_ranker(name: str, backbone_settings: dict, settings: dict, method: dict, lr: dict, on: str,
+def autocast_dtype(precision: str, on: torch.device) -> torch.dtype | None:
+    """The encoder's autocast type: bf16 on a CUDA GPU that has it when ``precision`` is bf16, with TF32
+    for the matrix products that stay fp32; None (fp32) otherwise, on CPUs too, where bf16 is slow on
+    most processors and would change numbers for no gain."""
+    if precision != "bf16" or on.type != "cuda" or not torch.cuda.is_bf16_supported():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    return torch.bfloat16
+
+
+def configured_ranker(name: str, backbone_settings: dict, settings: dict, method: dict, lr: dict, execution: dict,
                       threads: int) -> tuple[models.Ranker, ParamGroups, object]:
-    """Backbone + ranker ``name`` + ``method`` (resolved), on the device ``on`` names; callers seed first.
+    """Backbone + ranker ``name`` + ``method`` (resolved), on the device and in the precision ``execution``
+    names (``{"device": ..., "precision": ...}``); callers seed first.
 
     Returns the ranker, the Adam groups of what trains and the tokenizer.
     """
@@ -42,7 +54,14 @@ def configured_ranker(name: str, backbone_settings: dict, settings: dict, method
     loaded = backbone.load(backbone_settings["name"], backbone_settings["layers"])
     ranker = models.build(name, loaded.model, loaded.tokenizer, settings)
     groups = apply(ranker, method, lr)
-    return ranker.to(device(on)), groups, loaded.tokenizer
+    on = device(execution["device"])
+    ranker.autocast = autocast_dtype(execution["precision"], on)
+    return ranker.to(on), groups, loaded.tokenizer
+
+
+def execution_used(ranker: models.Ranker) -> dict:
+    """Where and in which precision the ranker actually runs (what ``execution: auto/bf16`` became here)."""
+    return {"device": ranker.device.type, "precision": "bf16" if ranker.autocast == torch.bfloat16 else "fp32"}
 
 
 def saved_weights(path: str | Path, ranker: models.Ranker) -> dict:
@@ -51,7 +70,8 @@ def saved_weights(path: str | Path, ranker: models.Ranker) -> dict:
 
 
 def ranking_data(collection: inputs.Collection, run_path: str, qids: list[str], depth: int, tokenizer,
-                 settings: dict) -> inputs.RankingData:
-    """The ``qids``' queries and top-``depth`` candidates, tokenised to the ranker's length limits."""
+                 settings: dict, keep_docs: bool = True) -> inputs.RankingData:
+    """The ``qids``' queries and top-``depth`` candidates, tokenised to the ranker's length limits (the
+    documents' word pieces kept for reuse unless ``keep_docs`` is False: scored once)."""
     return inputs.load(collection, run_path, qids, depth, tokenizer, settings["max_query_len"],
-                       settings["max_doc_len"])
+                       settings["max_doc_len"], keep_docs)

@@ -1,91 +1,95 @@
-"""Loading what a ranking job needs from the exported dataset, already tokenised.
+"""What a ranking job reads from the exported dataset, tokenised when first used.
 
-Only the documents that appear in the candidate lists of the requested queries
-are read, and a text is tokenised when first used: training samples a few dozen
-of its thousands of candidates, so a job's cost follows what it scores, not the
-collection or the candidate depth.
+Memory follows what a job scores, never the collection: the BM25 run is streamed for the queries
+asked for, documents are looked up by id in the on-disk store (``peftir.data.docstore``) when a batch
+needs them, and their word pieces are kept, compactly, only where they are scored again (the
+validation candidates, reranked after every epoch).
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
 from ..data import trec
+from ..data.docstore import DocStore
 
 Tokens = list[int]
 
 
-class Tokenized(Mapping[str, Tokens]):
-    """Word-piece ids (no special tokens: rankers add their own markers) of texts, computed on first use."""
+class TokenLookup(Protocol):
+    """Word-piece ids of texts by id, for a batch at a time."""
 
-    def __init__(self, tokenizer, texts: dict[str, str], max_len: int):
-        self._tokenizer, self._texts, self._max_len = tokenizer, texts, max_len
-        self._ids: dict[str, Tokens] = {}
+    def many(self, keys: Sequence[str]) -> list[Tokens]: ...
+
+
+class Tokenized:
+    """Word-piece ids (no special tokens: rankers add their own markers) of the texts ``source`` gives for
+    a batch of ids, computed on first use. With ``keep`` they are remembered as 32-bit arrays (a Python
+    list of ints costs ~9× as much); training documents drawn from millions of triples are not kept."""
+
+    def __init__(self, tokenizer, source: Callable[[Sequence[str]], Mapping[str, str]], max_len: int,
+                 keep: bool = True) -> None:
+        self._tokenizer, self._source, self._max_len, self._keep = tokenizer, source, max_len, keep
+        self._ids: dict[str, array] = {}
+
+    def many(self, keys: Sequence[str]) -> list[Tokens]:
+        new = [key for key in dict.fromkeys(keys) if key not in self._ids]
+        fresh = {}
+        if new:
+            texts = self._source(new)
+            encoded = self._tokenizer([texts[key] for key in new], add_special_tokens=False, truncation=True,
+                                      max_length=self._max_len)["input_ids"]
+            fresh = dict(zip(new, encoded))
+            if self._keep:
+                self._ids.update((key, array("i", ids)) for key, ids in fresh.items())
+        return [fresh[key] if key in fresh else self._ids[key].tolist() for key in keys]
 
     def __getitem__(self, key: str) -> Tokens:
-        if key not in self._ids:
-            self._ids[key] = self._tokenizer(self._texts[key], add_special_tokens=False, truncation=True,
-                                             max_length=self._max_len)["input_ids"]
-        return self._ids[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._texts)
-
-    def __len__(self) -> int:
-        return len(self._texts)
+        return self.many([key])[0]
 
 
 @dataclass(frozen=True)
 class Collection:
-    """A dataset's exported files (``peftir.layout.PATHS``: queries, qrels, docs, folds)."""
+    """A dataset's exported files (``peftir.layout.PATHS``: queries, qrels, docs and their lookup, folds)."""
 
     queries: str
     qrels: str
     docs: str
+    docs_lookup: str
     folds: str
+
+    @classmethod
+    def of(cls, named: Mapping[str, object]) -> Collection:
+        """The collection among a job's named inputs (the names ``peftir.workflow.plan.collection`` gives)."""
+        return cls(**{name: str(named[name]) for name in cls.__dataclass_fields__})
+
+    def store(self) -> DocStore:
+        return DocStore(self.docs, self.docs_lookup)
 
 
 @dataclass
 class RankingData:
-    queries: Mapping[str, Tokens]
-    docs: Mapping[str, Tokens]
+    queries: TokenLookup
+    docs: TokenLookup
     candidates: trec.Run   # BM25 top-k per query
     qrels: trec.Qrels
 
 
-def read_docs(path: str | Path, wanted: set[str]) -> dict[str, str]:
-    """Texts of the wanted documents from an exported ``docs.jsonl``; a malformed line is named by file and
-    line, and a wanted document the file lacks (a run from another collection) is an error."""
-    texts: dict[str, str] = {}
-    with open(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                doc = json.loads(line)
-                docid, contents = doc["id"], doc["contents"]
-            except (ValueError, KeyError, TypeError) as problem:
-                raise trec.MalformedFileError(f"{path}, line {number}: not a document "
-                                              f'({{"id": ..., "contents": ...}}): {problem}') from None
-            if docid in wanted:
-                texts[docid] = contents
-    missing = sorted(wanted - set(texts))
-    if missing:
-        raise trec.MalformedFileError(f"{path}: {len(missing)} candidate documents are not in the collection "
-                                      f"(e.g. {missing[:5]}): the run comes from another collection")
-    return texts
+def texts(collection: Collection, qids: Sequence[str], tokenizer, max_query_len: int, max_doc_len: int,
+          keep_docs: bool) -> tuple[Tokenized, Tokenized]:
+    """The queries ``qids`` and the collection's documents, tokenised on demand to the length limits."""
+    topics = trec.read_topics(collection.queries, qids)
+    return (Tokenized(tokenizer, lambda ids: {qid: topics[qid] for qid in ids}, max_query_len),
+            Tokenized(tokenizer, collection.store().texts, max_doc_len, keep=keep_docs))
 
 
-def load(collection: Collection, run_path: str | Path, qids: list[str], depth: int, tokenizer,
-         max_query_len: int, max_doc_len: int) -> RankingData:
-    """Queries, top-``depth`` candidates, their documents and the qrels for ``qids``."""
-    topics = trec.read_topics(collection.queries)
-    run = trec.truncate_run(trec.read_run(run_path), depth)
-    candidates = {qid: run.get(qid, {}) for qid in qids}
-    wanted = {docid for docs in candidates.values() for docid in docs}
-    return RankingData(
-        queries=Tokenized(tokenizer, {qid: topics[qid] for qid in qids}, max_query_len),
-        docs=Tokenized(tokenizer, read_docs(collection.docs, wanted), max_doc_len),
-        candidates=candidates,
-        qrels=trec.read_qrels(collection.qrels),
-    )
+def load(collection: Collection, run_path: str, qids: Sequence[str], depth: int, tokenizer, max_query_len: int,
+         max_doc_len: int, keep_docs: bool = True) -> RankingData:
+    """Queries ``qids``, their top-``depth`` candidates (streamed from the run), their documents on demand
+    and the qrels."""
+    queries, docs = texts(collection, qids, tokenizer, max_query_len, max_doc_len, keep_docs)
+    run = trec.read_run(run_path, qids, depth)
+    return RankingData(queries=queries, docs=docs, candidates={qid: run.get(qid, {}) for qid in qids},
+                       qrels=trec.read_qrels(collection.qrels))

@@ -69,6 +69,7 @@ class Ranker(nn.Module):
         self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
         self.role_hooks: list[Callable[[str], None]] = []
         self.peft = nn.ModuleDict()   # modules a method adds beside BERT (prompts, prefixes)
+        self.autocast: torch.dtype | None = None   # the encoder's mixed precision (bf16 on GPUs), None: fp32
 
     @property
     def device(self) -> torch.device:
@@ -78,15 +79,28 @@ class Ranker(nn.Module):
         """Padded ids, mask and token types on the ranker's device."""
         return pad(seqs, self.pad_id, types, self.device)
 
+    @property
+    def chunk_len(self) -> int:
+        """Document tokens per chunk: what is left of a sequence beside a full query, ``[CLS]`` and two
+        ``[SEP]`` (489 at 512 / 20, CEDR's and the released code's), for TwinBERT's documents too."""
+        return self.max_seq_len - self.max_query_len - 3
+
     def head_parameters(self) -> list[nn.Parameter]:
         """Ranker-specific layers on top of BERT: always trained, at the ranker learning rate."""
         return [p for name, p in self.named_parameters() if not name.startswith(("bert.", "peft."))]
 
     def encoder(self, ids: Tensor, mask: Tensor, token_types: Tensor, role: str) -> Tensor:
-        """Last-layer hidden states, after telling role-aware methods which input this is."""
+        """Last-layer hidden states, after telling role-aware methods which input this is.
+
+        With ``autocast`` the encoder (and the methods' modules inside it) runs in that precision; its
+        output and everything after it (pooling, heads, MaxSim, the loss) are fp32, so a score keeps
+        the resolution that ranking needs (bf16 holds three significant digits: ties everywhere).
+        """
         for hook in self.role_hooks:
             hook(role)
-        return self.bert(input_ids=ids, attention_mask=mask, token_type_ids=token_types).last_hidden_state
+        with torch.autocast(self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
+            states = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=token_types).last_hidden_state
+        return states.float()
 
     def score_pairs(self, queries: list[Ids], docs: list[Ids]) -> Tensor:
         raise NotImplementedError
@@ -101,11 +115,10 @@ class MonoBERT(Ranker):
         self.out = nn.Linear(self.hidden, 1)
 
     def score_pairs(self, queries: list[Ids], docs: list[Ids]) -> Tensor:
-        chunk_len = self.max_seq_len - self.max_query_len - 3
         seqs, types, owner = [], [], []
         for index, (query, doc) in enumerate(zip(queries, docs)):
             query = list(query[:self.max_query_len])
-            for chunk in equal_chunks(doc[:self.max_doc_len], chunk_len):
+            for chunk in equal_chunks(doc[:self.max_doc_len], self.chunk_len):
                 seqs.append([self.cls_id, *query, self.sep_id, *chunk, self.sep_id])
                 types.append([0] * (len(query) + 2) + [1] * (len(chunk) + 1))
                 owner.append(index)
@@ -131,7 +144,13 @@ class BiEncoder(Ranker):
 
 
 class TwinBERT(BiEncoder):
-    """Pooled query and document vectors, element-wise max, residual layer, linear score."""
+    """Pooled query and document vectors, element-wise max, residual layer, linear score.
+
+    Documents are chunked as monoBERT's are (``chunk_len``), as in the released code. Mean pooling
+    averages the real tokens only (CLS, SEP and padding left out): the released code averages over
+    the padded width too, which makes a document's vector depend on the longest text it is batched
+    with; a named deviation (README).
+    """
 
     def __init__(self, *args, pooling: str = "mean", **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -145,7 +164,7 @@ class TwinBERT(BiEncoder):
         limit = self.max_query_len if role == QUERY else self.max_doc_len
         seqs, owner = [], []
         for index, text in enumerate(texts):
-            pieces = [list(text[:limit])] if role == QUERY else equal_chunks(text[:limit], self.max_seq_len - 2)
+            pieces = [list(text[:limit])] if role == QUERY else equal_chunks(text[:limit], self.chunk_len)
             for piece in pieces:
                 seqs.append([self.cls_id, *piece, self.sep_id])
                 owner.append(index)

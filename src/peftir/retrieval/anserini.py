@@ -20,9 +20,10 @@ import sys
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import IO
+from typing import IO, Mapping
 
-from ..data.trec import read_run, read_topics, report_missing, write_run
+from ..data.folds import read_folds
+from ..data.trec import read_topics, report_missing, run_blocks, write_run, write_topics
 from ..files import plain_mode, remove_leftovers
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 
@@ -105,34 +106,54 @@ def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, 
     build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected)
 
 
-def search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, k1: float, b: float,
+def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,
            hits: int, threads: int, log: IO[str] | None = None) -> None:
-    """BM25-rank ``qid<TAB>text`` topics; the run is rewritten atomically with tag "bm25". Queries that
-    retrieve nothing are reported (they reach the rerankers with no candidates)."""
+    """BM25-rank ``topics`` (query id → text); the run is rewritten atomically with tag "bm25", one query
+    at a time, so memory stays that of one query however many there are. Queries that retrieve nothing
+    are reported (they reach the rerankers with no candidates)."""
     run_path = Path(run_path)
     run_path.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftovers(run_path)
-    scratch = Path(tempfile.mkdtemp(dir=run_path.parent, prefix=f".{run_path.name}.", suffix=".part"))
-    raw = scratch / "anserini.run"
+    # Anserini's files, read while the run is written: not named like the run's own temporary file,
+    # which writing the run clears away as a killed job's leftover
+    scratch_name = run_path.with_name(f"{run_path.name}-anserini")
+    remove_leftovers(scratch_name)
+    scratch = Path(tempfile.mkdtemp(dir=run_path.parent, prefix=f".{scratch_name.name}.", suffix=".part"))
+    raw, topics_path = scratch / "anserini.run", scratch / "topics.tsv"
     try:
+        write_topics(topics_path, topics)
         _run_java("io.anserini.search.SearchCollection", [
             "-index", str(index_dir), "-topics", str(topics_path), "-topicReader", "TsvString",
             "-output", str(raw), "-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b),
             "-hits", str(hits), "-threads", str(threads)], log)
         if not raw.exists():
-            raise RuntimeError(f"SearchCollection wrote no run for {topics_path} on {index_dir}")
-        run = read_run(raw)
-        report_missing(run, read_topics(topics_path), str(run_path))
-        write_run(run_path, run, tag="bm25")
+            raise RuntimeError(f"SearchCollection wrote no run for {len(topics)} topics on {index_dir}")
+        answered: set[str] = set()
+
+        def blocks():
+            for qid, docs in run_blocks(raw):
+                answered.add(qid)
+                yield qid, docs
+
+        write_run(run_path, blocks(), tag="bm25")
+        report_missing(answered, topics, str(run_path))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def bm25_search(index_dir: str | Path, topics_path: str | Path, run_path: str | Path, metadata_path: str | Path,
-                settings: dict, dataset: str, threads: int) -> None:
-    """The ``bm25`` rule: BM25 (``settings``: k1, b, depth) of a dataset's queries, as a TREC run, and its
-    ir_metadata beside it naming the retrieval and its settings."""
-    search(index_dir, topics_path, run_path, k1=settings["k1"], b=settings["b"], hits=settings["depth"],
-           threads=threads)
+def searched_queries(topics_path: str | Path, folds_path: str | Path, splits: list[str] | None) -> dict[str, str]:
+    """The topics BM25 ranks: all of them, or those of the pre-assigned ``splits`` some job reads (training
+    from fixed triples needs no candidates for the training queries: MS MARCO's 367 k)."""
+    if splits is None:
+        return read_topics(topics_path)
+    groups = read_folds(folds_path)["splits"]
+    return read_topics(topics_path, {qid for split in splits for qid in groups[split]})
+
+
+def bm25_search(index_dir: str | Path, topics_path: str | Path, folds_path: str | Path, run_path: str | Path,
+                metadata_path: str | Path, settings: dict, dataset: str, threads: int) -> None:
+    """The ``bm25`` rule: BM25 (``settings``: k1, b, depth, and the splits searched) of a dataset's queries, as
+    a TREC run, and its ir_metadata beside it naming the retrieval and its settings."""
+    topics = searched_queries(topics_path, folds_path, settings["splits"])
+    search(index_dir, topics, run_path, k1=settings["k1"], b=settings["b"], hits=settings["depth"], threads=threads)
     write_ir_metadata(metadata_path, ir_metadata(
         "bm25", {"retrieval": "BM25 (Anserini, Lucene analyzer)", **settings}, {"name": dataset}))

@@ -156,6 +156,24 @@ def _check_dataset(name: str, spec: dict) -> None:
                               f"{', '.join(docs)} (text fields of {spec['irds']}'s documents)")
     if "path" in spec["folds"]:
         _check_folds_file(f"{key}.folds", spec["folds"])
+    _check_train_pairs(key, spec)
+
+
+def _check_train_pairs(key: str, spec: dict) -> None:
+    """Fixed training triples come from a pre-assigned training split that has them in ir_datasets."""
+    import ir_datasets
+
+    source = spec.get("train_pairs", {}).get("source", "bm25")
+    if source == "bm25":
+        return
+    if "splits" not in spec:
+        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: needs pre-assigned splits "
+                          f"({key}.splits with folds.scheme presplit); cross-validation folds train with bm25")
+    train = spec["splits"]["train"]
+    has = {"docpairs": "has_docpairs", "doctriples": "has_scoreddocs"}[source]
+    if not getattr(ir_datasets.load(train), has)():
+        what = "triples (docpairs)" if source == "docpairs" else "an official ranking (scoreddocs) to draw from"
+        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: {train} has no {what}")
 
 
 def _text_fields(record_class: type) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import PATHS, dataset_training, first_stage, kept, row_methods
+from ..layout import PATHS, dataset_training, first_stage, kept, row_methods, train_pairs
 
 Config = Mapping[str, Any]
 
@@ -30,7 +30,14 @@ def reports(config: Config, kind: str) -> list[str]:
 def collection(wildcards: Mapping[str, str]) -> dict[str, str]:
     """A dataset's exported files, by the names ``peftir.rankers.inputs.Collection`` takes."""
     return {name: getattr(PATHS, name).format(dataset=wildcards["dataset"])
-            for name in ("queries", "qrels", "docs", "folds")}
+            for name in ("queries", "qrels", "docs", "docs_lookup", "folds")}
+
+
+def triples_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A training job reads the dataset's fixed training triples when it has them (MS MARCO)."""
+    if train_pairs(config, wildcards["dataset"])["source"] == "bm25":
+        return {}
+    return {"triples": PATHS.triples.format(dataset=wildcards["dataset"])}
 
 
 def first_stage_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:

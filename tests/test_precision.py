@@ -1,0 +1,54 @@
+"""Mixed precision: the encoder in bf16 autocast, everything after it in fp32; on GPUs only by default.
+
+CPUs here run bf16 autocast too (slowly), which lets these tests check the wiring that GPUs use.
+"""
+import pytest
+import torch
+
+from peftir.rankers.configured import autocast_dtype, execution_used
+from peftir.provenance.rescore import ACROSS_PRECISIONS
+
+from tiny import apply_method, tiny_ranker
+
+QUERIES, DOCS = [[2000, 2001], [2002]], [[3000, 3001, 3002], [3003, 3004]]
+
+
+def test_bf16_is_a_gpu_setting_the_cpu_stays_fp32():
+    assert autocast_dtype("bf16", torch.device("cpu")) is None
+    assert autocast_dtype("fp32", torch.device("cuda")) is None
+    assert execution_used(tiny_ranker("colbert")) == {"device": "cpu", "precision": "fp32"}
+
+
+@pytest.mark.parametrize("name", ["monobert", "twinbert", "colbert"])
+def test_the_encoder_runs_in_bf16_and_the_scores_stay_fp32(name):
+    ranker = tiny_ranker(name).eval()
+    with torch.no_grad():
+        full = ranker.score_pairs(QUERIES, DOCS)
+        seen = []
+        ranker.bert.encoder.layer[0].attention.self.query.register_forward_hook(
+            lambda module, args, out: seen.append(out.dtype))
+        ranker.autocast = torch.bfloat16
+        mixed = ranker.score_pairs(QUERIES, DOCS)
+    assert seen and set(seen) == {torch.bfloat16}
+    assert mixed.dtype == torch.float32 and execution_used(ranker)["precision"] == "bf16"
+    assert torch.allclose(mixed, full, rtol=ACROSS_PRECISIONS, atol=ACROSS_PRECISIONS)
+    assert not torch.equal(mixed, full)
+
+
+@pytest.mark.parametrize("method, entries", [
+    ("full", {}), ("prompt", {}), ("prefix", {}), ("prefix", {"prefix": {"length": 3, "bottleneck": 8, "kind": "kv"}}),
+    ("lora", {}), ("prefix_lora", {}), ("ss_prefix", {}), ("ss_lora", {}),
+])
+def test_every_kind_of_module_trains_under_bf16_autocast(method, entries):
+    ranker = tiny_ranker("colbert")
+    groups = apply_method(ranker, method, **entries)
+    ranker.autocast = torch.bfloat16
+    trained = [p for group in groups for p in group["params"]]
+    before = [p.detach().clone() for p in trained]
+    optimizer = torch.optim.Adam(groups)
+    ranker.train()
+    ranker.score_pairs(QUERIES, DOCS).sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in trained)
+    optimizer.step()
+    assert all(p.dtype == torch.float32 for p in trained)         # weights and Adam's state stay fp32
+    assert any(not torch.equal(p, b) for p, b in zip(trained, before))
