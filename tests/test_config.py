@@ -39,19 +39,6 @@ def dry_run(workdir: Path, *args: str, configs: tuple[str, ...] = ()) -> dict[st
             if len(line.split()) == 2 and line.split()[1].isdigit()}
 
 
-def test_paper_configuration_plans_the_full_matrix_without_data(tmp_path):
-    paper = (str(REPO / "config/paper.yaml"),)
-    folds = 5 + 5 + 1                       # Robust04, ClueWeb09b: 5 folds; MS MARCO: its fixed split
-    # Tables 3/4 rows (7 methods) for all 3 rankers; bi-encoders add Table 5's 4 SS methods, Table 6's
-    # and 7's 2 extra variants each; Figure 4 adds the concurrent hybrid for all 3 rankers.
-    per_seed_and_fold = 3 * 7 + 2 * (4 + 2 + 2) + 3 * 1
-    counts = dry_run(tmp_path, "all_tables", configs=paper)
-    assert counts["train"] == folds * per_seed_and_fold * 3 == 1320
-    assert counts["download"] == 3 and counts["table"] == 5 and counts["figure"] == 1
-    assert "train_first_stage" not in counts          # m = epochs: hybrids reuse the standalone runs
-    assert dry_run(tmp_path, configs=paper)["train"] == folds * 2 * (7 + 4) * 3   # default target: Table 5
-
-
 def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_share_it(tmp_path):
     overlay = tmp_path / "m.yaml"
     overlay.write_text("training: {sequential: {first_epochs: 1, second_epochs: 1}}\n")
@@ -117,6 +104,18 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["vaswani"].update(folds={"scheme": "file", "path": "/nonexistent/folds.tsv"}),
      "config key datasets.vaswani.folds.path = '/nonexistent/folds.tsv': cannot read the folds file"),
     (lambda c: c["datasets"]["msmarco-doc"].pop("splits"), "config key datasets.msmarco-doc: missing key(s) splits"),
+    # training triples, validation samples, precision
+    (lambda c: c["datasets"]["vaswani"].update(train_pairs={"source": "docpairs"}),
+     "config key datasets.vaswani.train_pairs.source = 'docpairs': needs pre-assigned splits"),
+    (lambda c: c["datasets"]["msmarco-doc"].update(train_pairs={"source": "docpairs"}),
+     "config key datasets.msmarco-doc.train_pairs.source = 'docpairs': msmarco-document/train has no triples"),
+    (lambda c: c["datasets"]["msmarco-doc"].update(train_pairs={"source": "doctriples"}),
+     "config key datasets.msmarco-doc.train_pairs: missing key(s) seed"),
+    (lambda c: c["datasets"]["msmarco-doc"].update(train_pairs={"source": "official"}),
+     "config key datasets.msmarco-doc.train_pairs.source = 'official': allowed: bm25, docpairs, doctriples"),
+    (lambda c: c["datasets"]["msmarco-doc"].update(validation_sample={"queries": 500}),
+     "config key datasets.msmarco-doc.validation_sample: missing key(s) seed"),
+    (lambda c: c["execution"].update(precision="fp16"), "config key execution.precision = 'fp16': allowed: fp32, bf16"),
     # ir_datasets ids and fields
     (lambda c: c["datasets"]["vaswani"].update(irds="vaswani/typo"),
      "config key datasets.vaswani.irds = 'vaswani/typo': not an ir_datasets id"),
