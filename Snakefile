@@ -4,6 +4,7 @@
 #   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4)
 #   snakemake --cores all --configfile config.yaml config/paper.yaml
 #   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
+#   snakemake --cores all all_crates           # a Workflow Run RO-Crate of every table and figure
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
 # DAG: download (ir_datasets) → folds (→ triples) → index → bm25 (Anserini) → train → rerank
@@ -35,9 +36,10 @@ localrules:
     folds,
     triples,
     evaluate,
-    evaluate_bm25,
+    evaluate_reference,
     table,
     figure,
+    crate,
 
 
 include: "workflow/rules/data.smk"
@@ -45,6 +47,7 @@ include: "workflow/rules/bm25.smk"
 include: "workflow/rules/rerankers.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/crates.smk"
 
 
 rule all:
@@ -57,3 +60,8 @@ rule all_tables:
     input:
         expand(PATHS.table_tex, table=TABLES),
         expand(PATHS.figure_pdf, figure=FIGURES),
+
+
+rule all_crates:
+    input:
+        expand(PATHS.crate, report=TABLES + FIGURES),

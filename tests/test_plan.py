@@ -11,7 +11,8 @@ from peftir.workflow import plan
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 RUN = {"dataset": "vaswani", "ranker": "colbert", "method": "lora", "fold": "2", "seed": "3"}    # one run's job
-WILDCARDS = {**RUN, "epochs": "4", "table": "table5", "figure": "figure4"}                       # every wildcard
+WILDCARDS = {**RUN, "epochs": "4", "table": "table5", "figure": "figure4", "reference": "backbone",
+             "report": "table5"}                                                                 # every wildcard
 
 
 @pytest.mark.parametrize("kind", list(layout.Paths.__dataclass_fields__))
@@ -75,7 +76,9 @@ def test_a_table_reads_every_run_of_its_rows_in_one_order():
     assert metrics[0] == "results/metrics/vaswani/twinbert/full/fold1-seed1.json"
     assert metrics[1] == "results/metrics/vaswani/twinbert/full/fold1-seed2.json"
     assert [layout.artefact(p)[1]["method"] for p in metrics[::15]][:len(methods)] == methods
-    assert plan.reference_runs(CONFIG) == [f"results/metrics/vaswani/bm25/fold{k}.json" for k in range(1, 6)]
+    assert plan.reference_runs(CONFIG) == [f"results/metrics/vaswani/{system}/fold{k}.json"
+                                           for system in ("bm25", "backbone") for k in range(1, 6)]
+    assert plan.reference_run({"dataset": "vaswani", "reference": "backbone"}) == "results/runs/vaswani/backbone.run"
 
 
 def test_the_table_layout_names_rows_columns_and_the_baseline():

@@ -82,6 +82,27 @@ def test_a_record_holds_inputs_outputs_params_seeds_versions_and_the_slurm_job(t
     assert len(stored["git"]["commit"]) == 40
 
 
+def test_a_record_names_no_place_of_the_checkout_or_the_results(tmp_path, monkeypatch):
+    """Config files relative to the checkout or the working directory, code by module and digest: a record
+    reads the same wherever the checkout and the results are (a moved copy audits)."""
+    checkout = SCRIPTS.parents[1]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "overlay.yaml").write_text("seeds: [1]\n")
+    monkeypatch.setenv(records.WORKFLOW_ENV, str(checkout))
+    monkeypatch.setenv(records.CONFIGFILES_ENV, os.pathsep.join([str(checkout / "config.yaml"),
+                                                                  str(tmp_path / "overlay.yaml")]))
+    Path("results").mkdir()
+    Path("results/out.txt").write_text("x")
+    params = {"code": code_version.code_version(str(SCRIPTS / "evaluate.py"), str(checkout))}
+    record = records.job_record("evaluate", {}, params, {}, {"out": "results/out.txt"}, "t0", "t1")
+    assert [(c["path"], c["base"]) for c in record["configfiles"]] == [("config.yaml", "checkout"),
+                                                                       ("overlay.yaml", "workdir")]
+    text = json.dumps(record)
+    assert str(checkout) not in text and str(tmp_path) not in text
+    assert records.config_path(record["configfiles"][1], checkout) == tmp_path / "overlay.yaml"
+    assert records.config_path(record["configfiles"][0], "/elsewhere") == Path("/elsewhere/config.yaml")
+
+
 def test_runs_are_plain_trec_with_their_ir_metadata_beside_them(tmp_path):
     import ir_measures
     import yaml

@@ -24,7 +24,7 @@ training: {epochs: 1, pairs_per_epoch: 8, batch_size: 4, micro_batch: 4}
 """
 TARGET = "results/tables/table4.tex"
 TIME_LIMIT = 1200   # seconds for the SLURM run: interrupted (SIGINT), then killed
-GPU_RULES, CPU_RULES = {"train", "rerank"}, {"index", "bm25"}
+GPU_RULES, CPU_RULES = {"train", "rerank", "zero_shot"}, {"index", "bm25"}
 
 
 def _needs_root() -> None:
@@ -100,8 +100,8 @@ def test_profile_slurm_runs_jobs_as_slurm_jobs_and_gives_the_local_table(cluster
             assert (gpus == "gres:gpu:1") == (rule in GPU_RULES), (rule, gpus)
         else:
             assert job_id is None, f"{rule} is a local rule but ran as SLURM job {job_id}"
-    # records per output: train writes weights + summary, bm25 and rerank a run + its ir_metadata
-    assert ran == {"index": 1, "bm25": 2 * 1, "train": 2 * 2 * 3, "rerank": 2 * 2 * 3}
+    # records per output: train writes weights + summary, bm25, zero_shot and rerank a run + its ir_metadata
+    assert ran == {"index": 1, "bm25": 2 * 1, "zero_shot": 2 * 1, "train": 2 * 2 * 3, "rerank": 2 * 2 * 3}
     assert {record["host"] for record in records} == {cluster.hostname}
     assert (remote / TARGET).read_bytes() == (local / TARGET).read_bytes()
     table = json.loads((remote / "results/tables/table4.json").read_text())

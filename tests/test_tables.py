@@ -50,7 +50,8 @@ GROUPS = [
 
 def layout(groups=GROUPS) -> dict:
     return {"name": "t3", "caption": "Results 100% synthetic.", "datasets": [list(d) for d in DATASETS],
-            "metrics": METRICS, "baseline": "full", "groups": groups}
+            "metrics": METRICS, "baseline": "full", "groups": groups,
+            "references": [["bm25", "BM25"], ["backbone", "Backbone untrained"]]}
 
 
 @pytest.fixture
@@ -68,13 +69,14 @@ def setup(tmp_path):
                     records.append(RunRecord(dataset, ranker, method, fold, seed, str(path),
                                              PARAMS[method]))
     reference = {}
-    for dataset, _ in DATASETS:
-        for fold, value in zip(FOLDS, [0.2, 0.3]):
-            path = tmp_path / f"bm25-{dataset}-{fold}.json"
-            means = {m: value + METRIC_SHIFT[m] for m in METRICS}
-            write_metrics(path, {"metrics": METRICS, "queries": 1, "mean": means,
-                                 "per_query": {"q": means}}, {})
-            reference.setdefault(dataset, []).append(str(path))
+    for system, shift in (("bm25", 0.0), ("backbone", 0.1)):
+        for dataset, _ in DATASETS:
+            for fold, value in zip(FOLDS, [0.2, 0.3]):
+                path = tmp_path / f"{system}-{dataset}-{fold}.json"
+                means = {m: value + shift + METRIC_SHIFT[m] for m in METRICS}
+                write_metrics(path, {"metrics": METRICS, "queries": 1, "mean": means,
+                                     "per_query": {"q": means}}, {})
+                reference.setdefault(system, {}).setdefault(dataset, []).append(str(path))
     return records, reference
 
 
@@ -149,11 +151,13 @@ def test_parameters_and_reference_row(setup) -> None:
     rows = {m: cell(table, 0, m, "robust04", "P@20") for m in ("full", "lora", "prefix")}
     assert rows["full"]["trainable_parameters"] == PARAMS["full"]
     assert [rows[m]["printed_parameters"] for m in ("full", "lora", "prefix")] == ["110M", "0.6M", "0.1M"]
-    bm25 = table[table["row_kind"] == "reference"]
-    assert set(bm25["label"]) == {"BM25"} and list(bm25["cell"])[0] == "bm25:robust04:P@20"
-    assert list(bm25["value"]) == pytest.approx([0.25 + METRIC_SHIFT[m] for _ in DATASETS for m in METRICS])
-    assert (bm25["stars"] == "").all()
-    assert list(table["row_kind"][:5]) == ["reference"] * 4 + ["method"]      # print order: BM25 first
+    references = table[table["row_kind"] == "reference"]
+    assert list(references["label"]) == ["BM25"] * 4 + ["Backbone untrained"] * 4
+    assert list(references["cell"])[::4] == ["bm25:robust04:P@20", "backbone:robust04:P@20"]
+    assert list(references["value"]) == pytest.approx([0.25 + shift + METRIC_SHIFT[m] for shift in (0.0, 0.1)
+                                                       for _ in DATASETS for m in METRICS])
+    assert (references["stars"] == "").all() and references["p_value"].isna().all()
+    assert list(table["row_kind"][:9]) == ["reference"] * 8 + ["method"]      # print order: reference rows first
 
 
 def test_missing_records_name_the_row(setup) -> None:
@@ -222,7 +226,8 @@ def test_render_latex(setup) -> None:
     lines = tex.splitlines()
     bm25 = next(i for i, line in enumerate(lines) if "BM25" in line)
     mono = next(i for i, line in enumerate(lines) if "monoBERT" in line)
-    assert bm25 < mono and lines[bm25].startswith(" & BM25 & - & ")        # the reference row first
+    assert bm25 < mono and " & BM25 & - & " in lines[bm25]                 # the reference rows first
+    assert lines[bm25 + 1].startswith(" & Backbone untrained & - & ")
     assert lines[mono].split(" & ")[1:4] == ["Full FT", "110M", cell(table, 0, "full", "robust04", "P@20")["printed"]]
 
 
@@ -236,7 +241,7 @@ def test_write_table_outputs_agree(setup, tmp_path) -> None:
     with open(tmp_path / "t.csv", newline="") as handle:
         lines = list(csv.DictReader(handle))
     n_cells = len(DATASETS) * len(METRICS)
-    assert len(lines) == n_cells * (1 + sum(len(g["rows"]) + 1 for g in GROUPS))     # + improvement rows
+    assert len(lines) == n_cells * (2 + sum(len(g["rows"]) + 1 for g in GROUPS))     # + improvement rows
     assert lines[0]["row_kind"] == "reference" and lines[0]["n_runs"] == "2"
     lora = next(r for r in lines if r["row"] == "lora" and r["dataset"] == "robust04"
                 and r["metric"] == "P@20" and r["group"] == "monoBERT (cross)")

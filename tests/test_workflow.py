@@ -17,6 +17,8 @@ from scipy import stats
 from peftir import layout
 from peftir.data import folds, trec
 
+from checkout import clone
+
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
 experiment: {datasets: [vaswani], rankers: [monobert, colbert], seeds: [1, 2], metrics: [P@20, nDCG@5, nDCG@20]}
@@ -35,9 +37,12 @@ rerank: {depth: 25, batch_size: 64}
 
 
 def command_line(workdir: Path, *args: str, overlays: tuple[Path, ...] = ()) -> list[str]:
-    """Snakemake on the repository's workflow in ``workdir``, configured by config.yaml + tiny.yaml + overlays."""
-    return [sys.executable, "-m", "snakemake", *args, "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--configfile", str(REPO / "config.yaml"), str(workdir / "tiny.yaml"), *map(str, overlays)]
+    """Snakemake in ``workdir``, configured by config.yaml + tiny.yaml + overlays: the workflow of the clone
+    ``workdir`` is, as a user runs it, or else the repository's."""
+    checkout = workdir if (workdir / "Snakefile").is_file() else REPO
+    return [sys.executable, "-m", "snakemake", *args, "--snakefile", str(checkout / "Snakefile"), "--directory",
+            str(workdir), "--configfile", str(checkout / "config.yaml"), str(workdir / "tiny.yaml"),
+            *map(str, overlays)]
 
 
 def snakemake(workdir: Path, *args: str, hash_seed: str = "1", overlays: tuple[Path, ...] = (),
@@ -64,12 +69,13 @@ def tampered(path: Path, change):
 
 
 TARGETS = ("results/tables/table3.tex", "results/tables/table4.tex", "results/tables/table5.tex",
-           "results/figures/figure4.pdf")
+           "results/figures/figure4.pdf", "results/crates/table5.crate.zip")
 
 
 @pytest.fixture(scope="module")
 def workflow(irds_home, tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("workflow")
+    """The tiny configuration built in a clone of the repository, from its root, as a user runs it."""
+    workdir = clone(tmp_path_factory.mktemp("workflow"))
     (workdir / "tiny.yaml").write_text(TINY)
     result = snakemake(workdir, *TARGETS, "--cores", "2")
     assert result.returncode == 0, result.stderr[-5000:]
@@ -156,12 +162,18 @@ def test_figure4_plots_the_table_means(workflow):
 
 
 @pytest.mark.integration
-def test_bm25_row_and_runs_follow_the_fold_rotation(workflow):
+def test_reference_rows_and_runs_follow_the_fold_rotation(workflow):
     doc = json.loads((workflow / "results/data/vaswani/folds.json").read_text())
-    for cell in [c for c in _table(workflow, "table4") if c["row_kind"] == "reference"]:
-        values = [json.loads((workflow / f"results/metrics/vaswani/bm25/fold{k}.json").read_text())["mean"][cell["metric"]]
-                  for k in ("1", "2", "3")]
+    references = [c for c in _table(workflow, "table4") if c["row_kind"] == "reference"]
+    assert {c["row"] for c in references} == {"bm25", "backbone"}         # BM25, the untrained backbone
+    for cell in references:
+        values = [json.loads((workflow / f"results/metrics/vaswani/{cell['row']}/fold{k}.json").read_text())["mean"][
+            cell["metric"]] for k in ("1", "2", "3")]
         assert cell["value"] == pytest.approx(mean(values))
+    zero_shot = trec.read_run(workflow / "results/runs/vaswani/backbone.run")
+    bm25 = trec.read_run(workflow / "results/runs/vaswani/bm25.run", depth=25)
+    assert zero_shot.keys() == bm25.keys() and all(zero_shot[q].keys() == bm25[q].keys() for q in bm25)
+    assert any(trec.ranked(zero_shot[q])[:5] != trec.ranked(bm25[q])[:5] for q in bm25)   # it reranks
     for k in ("1", "2", "3"):
         test = set(folds.rotation(doc, k)["test"])
         run = trec.read_run(workflow / f"results/runs/vaswani/colbert/lora/fold{k}-seed1.run")
@@ -230,14 +242,14 @@ def test_changing_lora_rank_plans_exactly_the_lora_runs_and_their_tables(workflo
     built = {(p.parent.parent.name, p.parent.name)
              for p in (workflow / "results/models/vaswani").glob("*/*/fold1-seed1.pt")}
     assert built and trained == {run for run in built if _uses(run[1], "lora")}
-    assert {rule for rule, _ in jobs} == {"train", "rerank", "evaluate", "table", "figure"}
+    assert {rule for rule, _ in jobs} == {"train", "rerank", "evaluate", "table", "figure", "crate"}
     assert sum(rule == "train" for rule, _ in jobs) == len(trained) * 3 * 2      # every fold and seed
     assert sum(rule == "rerank" for rule, _ in jobs) == sum(rule == "evaluate" for rule, _ in jobs) == len(trained) * 6
 
 
 SRC = REPO / "src" / "peftir"
 NO_RERUN = set()
-TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure"}
+TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure", "crate"}
 
 
 @pytest.mark.integration
@@ -253,9 +265,9 @@ TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure"}
     # what does reruns exactly the jobs whose results depend on it
     ("training/loop.py", lambda code: code.replace(b"(1.0 - torch.softmax", b"(1.0 * 1.0 - torch.softmax"), TRAINING_ON),
     ("evaluation/stats.py", lambda code: code.replace(b"alternative=\"greater\")", b"alternative=\"greater\", axis=0)"),
-     {"table", "figure"}),
+     {"table", "figure", "crate"}),
     ("evaluation/metrics.py", lambda code: code + b"\n\ndef unused():\n    return 1\n",
-     TRAINING_ON | {"evaluate_bm25"}),        # validation is scored with it inside training
+     TRAINING_ON | {"evaluate_reference"}),   # validation is scored with it inside training
 ])
 def test_code_is_tracked_by_content(workflow, module, edit, rules):
     path = SRC / module
@@ -307,9 +319,11 @@ def test_a_training_job_killed_mid_run_resumes_and_ends_with_the_same_run_file(i
     assert not checkpoint.exists()
 
 
-def audit(workflow: Path, *args: str) -> subprocess.CompletedProcess:
+def audit(workflow: Path, *args: str, checkout: Path | None = None) -> subprocess.CompletedProcess:
+    """``peftir audit`` of Table 5 in ``workflow`` against its checkout (the clone it was built in)."""
     return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "results/tables/table5.tex", *args,
-                           "--directory", str(workflow)], capture_output=True, text=True, timeout=600)
+                           "--directory", str(workflow), "--checkout", str(checkout or workflow)],
+                          capture_output=True, text=True, timeout=600)
 
 
 CELL = "colbert:ss_lora:vaswani:P@20"
@@ -478,10 +492,142 @@ def test_the_report_shows_tables_figures_commit_config_and_versions(workflow):
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert commit.strip() and commit.strip() in report
     assert f"<li>torch {torch.__version__}</li>" in report and "</tt> built at commit <tt" in report
-    assert f"Config files: {REPO / 'config.yaml'}, {workflow / 'tiny.yaml'}" in report
+    assert f"Config files: {workflow / 'config.yaml'}, {workflow / 'tiny.yaml'}" in report
     assert "max_doc_len" in report                           # the resolved config itself
     for name in ("table3.tex", "table4.tex", "table5.tex", "figure4.pdf"):
         assert name in report
+
+
+# --- results that travel: a moved copy, a crate (before the tests below, which rerun jobs in place) ----------
+
+CRATE = "results/crates/table5.crate.zip"
+CONTEXT_1_1 = Path(__file__).resolve().parent / "data" / "ro-crate-1.1-context.jsonld"
+
+
+@pytest.mark.integration
+def test_no_record_names_where_the_checkout_or_the_results_are(workflow):
+    texts = [path.read_text() for path in (workflow / "results/provenance").rglob("*.json")]
+    assert texts and not [text for text in texts if str(workflow) in text or str(REPO) in text]
+
+
+@pytest.mark.integration
+def test_a_copy_of_the_results_in_another_clone_audits_and_a_changed_byte_is_named(workflow, tmp_path):
+    """A reviewer's clone elsewhere, the results and the run's overlay copied in, the first clone gone."""
+    import shutil
+
+    other = clone(tmp_path / "elsewhere")
+    shutil.copytree(workflow / "results", other / "results")
+    shutil.copy2(workflow / "tiny.yaml", other / "tiny.yaml")
+    away = workflow.with_name(workflow.name + "-moved-away")
+    workflow.rename(away)
+    try:
+        done = audit(other)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        metrics = other / "results/metrics/vaswani/colbert/ss_lora/fold1-seed1.json"
+        with tampered(metrics, lambda data: data.replace(b'"queries": ', b'"queries":  ', 1)):
+            done = audit(other)
+        assert done.returncode == 1
+        assert "results/metrics/vaswani/colbert/ss_lora/fold1-seed1.json: " in done.stdout, done.stdout[-2000:]
+    finally:
+        away.rename(workflow)
+
+
+def _offline_http_cache(path: Path) -> Path:
+    """A requests-cache file that answers roc-validator's request for the RO-Crate 1.1 context offline."""
+    import io
+
+    import requests
+    import urllib3
+    from requests_cache import CachedSession
+
+    url = "https://w3id.org/ro/crate/1.1/context"
+    body = CONTEXT_1_1.read_bytes()
+    response = requests.Response()
+    response.status_code, response.url, response._content = 200, url, body
+    response.headers["Content-Type"] = "application/ld+json"
+    response.raw = urllib3.HTTPResponse(body=io.BytesIO(body), headers={"Content-Type": "application/ld+json"},
+                                        status=200, preload_content=False, request_url=url)
+    response.request = requests.Request("GET", url).prepare()
+    CachedSession(cache_name=str(path), backend="sqlite").cache.save_response(response)
+    return path
+
+
+@pytest.mark.integration
+def test_the_crate_is_a_valid_provenance_run_crate(workflow, tmp_path):
+    from rocrate_validator import services
+
+    result = services.validate({"rocrate_uri": str(workflow / CRATE), "profile_identifier": "provenance-run-crate-0.5",
+                                "offline": True, "cache_path": str(_offline_http_cache(tmp_path / "http_cache.sqlite")),
+                                "requirement_severity": "REQUIRED"})
+    assert result.passed(), [(issue.identifier, issue.message) for issue in result.get_issues()][:10]
+
+
+@pytest.mark.integration
+def test_the_crate_holds_every_cell_s_chain_and_describes_the_weights_it_leaves_out(workflow, tmp_path):
+    import zipfile
+
+    from rocrate.rocrate import ROCrate
+
+    with zipfile.ZipFile(workflow / CRATE) as archive:
+        archive.extractall(tmp_path)
+    crate = ROCrate(tmp_path)
+    entities = {entity.id: entity for entity in crate.get_entities()}
+    assert crate.mainEntity.id == "Snakefile" and crate.root_dataset["about"].id == "results/tables/table5.tex"
+    actions = [e for e in entities.values() if e.type == "CreateAction" and e.id != "#run"]
+    made = {result.id for action in actions for result in (action["result"] if isinstance(action["result"], list)
+                                                           else [action["result"]])}
+    seen: set[str] = set()
+    for cell in _table(workflow, "table5"):
+        for run in cell["runs"] or []:
+            chain = [run["metrics_file"]]
+            while chain:
+                path = chain.pop()
+                if path in seen:
+                    continue
+                seen.add(path)
+                record = json.loads((workflow / "results/provenance" / (path[len("results/"):] + ".json")).read_text())
+                kind = layout.artefact(path)[0]
+                identifier = f"#left-out/{path}" if kind in ("weights", "first_stage_weights") else \
+                    path + "/" * (workflow / path).is_dir()        # a Dataset's id ends with a slash
+                assert identifier in entities and identifier in made, path
+                assert entities[identifier]["sha256"] == record["outputs"][next(
+                    name for name, files in record["outputs"].items() if path in files)][path]
+                if kind in ("weights", "first_stage_weights"):
+                    assert entities[identifier]["additionalType"] == "left-out"
+                    assert not (tmp_path / path).exists()
+                else:
+                    assert (tmp_path / path).is_file() or (tmp_path / path).is_dir()
+                chain += [p for files in record["inputs"].values() for p in files if p.startswith("results/")]
+    tools = {action["instrument"].id for action in actions}
+    assert tools <= {f"workflow/scripts/{rule}.py" for rule in ("download", "folds", "index", "bm25", "zero_shot",
+                                                                "train", "rerank", "evaluate", "table")}
+
+
+@pytest.mark.integration
+def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte_is_named(workflow, tmp_path):
+    import zipfile
+
+    reviewer = clone(tmp_path / "reviewer")
+
+    def audit_crate(crate: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "--crate", str(crate), "--checkout",
+                               str(reviewer)], capture_output=True, text=True, timeout=600, cwd=reviewer)
+
+    done = audit_crate(workflow / CRATE)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "not re-hashed: " in done.stdout and "(weights" in done.stdout
+    changed = tmp_path / "changed.zip"
+    member = "results/runs/vaswani/colbert/ss_lora/fold1-seed1.run"
+    with zipfile.ZipFile(workflow / CRATE) as source, zipfile.ZipFile(changed, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            target.writestr(item, data.replace(b" Q0 ", b" Q0  ", 1) if item.filename == member else data)
+    done = audit_crate(changed)
+    assert done.returncode == 1 and f"{member}: its bytes are not those the crate's metadata describes" in done.stdout
+    subprocess.run(["git", "-C", str(reviewer), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet",
+                    "--allow-empty", "-m", "a later commit"], check=True)
+    done = audit_crate(workflow / CRATE)
+    assert done.returncode == 2 and "the crate was made at commit" in done.stdout and "git checkout" in done.stdout
 
 
 @pytest.mark.integration

@@ -44,7 +44,9 @@ class Paths:
     index: str = "results/index/{dataset}"
     bm25_run: str = "results/runs/{dataset}/bm25.run"
     bm25_run_metadata: str = "results/runs/{dataset}/bm25.ir_metadata.yaml"
-    bm25_metrics: str = "results/metrics/{dataset}/bm25/fold{fold}.json"
+    backbone_run: str = "results/runs/{dataset}/backbone.run"          # BM25's candidates, untrained backbone
+    backbone_run_metadata: str = "results/runs/{dataset}/backbone.ir_metadata.yaml"
+    reference_metrics: str = "results/metrics/{dataset}/{reference}/fold{fold}.json"
     weights: str = f"results/models/{RUN}.pt"
     summary: str = f"results/models/{RUN}.json"
     first_stage_weights: str = f"results/models/{FIRST_STAGE}.pt"    # a hybrid's first part trained for m epochs
@@ -58,6 +60,7 @@ class Paths:
     figure_pdf: str = "results/figures/{figure}.pdf"
     figure_png: str = "results/figures/{figure}.png"
     figure_json: str = "results/figures/{figure}.json"
+    crate: str = "results/crates/{report}.crate.zip"     # a table's or figure's Workflow Run RO-Crate
 
     @staticmethod
     def log(rule: str, key: str) -> str:
@@ -121,7 +124,9 @@ METHODS: Mapping[str, Method] = MappingProxyType({
 })
 BASELINE = "full"          # every table's t-tests compare against full fine-tuning
 BEST_OF = "lft_best"       # Table 5's "LFT (best)" row: per column, the best method of another table
-REFERENCE = "bm25"         # the reference row of every table: the first stage the rankers rerank
+# Reference rows (experiment.references), untrained systems evaluated per fold, never tested: the first
+# stage the rankers rerank, and the backbone they start from used as it comes (``rankers.zero_shot``).
+REFERENCES: Mapping[str, str] = MappingProxyType({"bm25": "bm25_run", "backbone": "backbone_run"})   # → its run
 
 
 def method(name: str) -> Method:
@@ -197,7 +202,8 @@ NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"      # dataset, table and figure keys: neve
 
 def wildcard_constraints() -> dict[str, str]:
     """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
-    return {"dataset": NAME, "table": NAME, "figure": NAME, "ranker": "|".join(RANKERS),
+    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": NAME, "ranker": "|".join(RANKERS),
+            "reference": "|".join(REFERENCES),
             "method": "|".join(sorted(METHODS, key=len, reverse=True)), "fold": r"\d+", "seed": r"\d+",
             "epochs": r"\d+"}
 
@@ -281,6 +287,7 @@ def report_layout(config: Config, kind: str, name: str) -> dict:
         "datasets": [[d, config["datasets"][d]["label"]] for d in config["experiment"]["datasets"]],
         "metrics": [spec["metric"]] if "metric" in spec else list(config["experiment"]["metrics"]),
         "baseline": BASELINE,
+        "references": [[name, config["labels"]["references"][name]] for name in config["experiment"]["references"]],
         "groups": [
             {"label": config["labels"]["rankers"][ranker], "ranker": ranker,
              "rows": [{"method": m, "label": labels[m],
@@ -320,6 +327,8 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "bm25": _bm25,
     "backbone": lambda config, wc: config["backbone"],
     "ranker": _ranker,
+    "lengths": lambda config, wc: {key: config["ranker"][key] for key in ("max_query_len", "max_doc_len",
+                                                                          "max_seq_len")},
     "method": lambda config, wc: resolve_method(wc["method"], config["methods"]),
     "training": _training,
     "rerank": lambda config, wc: config["rerank"],

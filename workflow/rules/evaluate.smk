@@ -22,13 +22,13 @@ rule evaluate:
         "../scripts/evaluate.py"
 
 
-# BM25, every table's reference row, at the depth the rerankers see.
-use rule evaluate as evaluate_bm25 with:
+# The tables' reference rows (BM25, the untrained backbone), at the depth the rerankers see.
+use rule evaluate as evaluate_reference with:
     input:
-        run=PATHS.bm25_run,
+        run=lambda wc: plan.reference_run(dict(wc.items())),
         qrels=PATHS.qrels,
         folds=PATHS.folds,
     output:
-        metrics=PATHS.bm25_metrics,
+        metrics=PATHS.reference_metrics,
     log:
-        PATHS.log("evaluate", "{dataset}/bm25/fold{fold}"),
+        PATHS.log("evaluate", "{dataset}/{reference}/fold{fold}"),

@@ -56,3 +56,25 @@ rule rerank:
         "../../envs/peftir.yaml"
     script:
         "../scripts/rerank.py"
+
+
+# The untrained backbone reranks every test query's BM25 candidates: a reference row of the tables.
+rule zero_shot:
+    input:
+        unpack(lambda wc: plan.collection(wc)),
+        candidates=PATHS.bm25_run,
+    output:
+        run=PATHS.backbone_run,
+        metadata=PATHS.backbone_run_metadata,
+    log:
+        PATHS.log("zero_shot", "{dataset}"),
+    params:
+        **params_of("backbone", "lengths", "rerank", "execution"),
+        code=code_of("zero_shot"),
+    threads: threads_of("zero_shot")
+    resources:
+        **resources_of("zero_shot"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/zero_shot.py"

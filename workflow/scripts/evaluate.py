@@ -1,4 +1,4 @@
-"""Rules `evaluate` and `evaluate_bm25`: a run's per-query and mean metrics on a fold's test queries."""
+"""Rules `evaluate` and `evaluate_reference`: a run's per-query and mean metrics on a fold's test queries."""
 from peftir.workflow.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)

@@ -1,4 +1,4 @@
-"""Rule `table`: one result table (LaTeX, JSON, CSV) from its runs' metrics and BM25's."""
+"""Rule `table`: one result table (LaTeX, JSON, CSV) from its runs' metrics and the reference systems'."""
 from peftir.workflow.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)

@@ -42,8 +42,8 @@ from .rescore import rescore
 
 TOLERANCE = 1e-12
 # The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
-MADE_FROM = {"metrics": ("run",), "bm25_metrics": ("bm25_run",), "run": ("weights",),
-             "weights": ("weights", "first_stage_weights")}
+MADE_FROM = {"metrics": ("run",), "reference_metrics": tuple(layout.REFERENCES.values()), "run": ("weights",),
+             "backbone_run": ("bm25_run",), "weights": ("weights", "first_stage_weights")}
 
 
 class AuditFailure(Exception):
@@ -63,10 +63,13 @@ def _close(a: float | None, b: float | None) -> bool:
 @dataclass
 class Auditor:
     """Checks run from the working directory; ``verified`` memoises each checked file's record, ``hashes``
-    each file's sha256 (a job's outputs are checked with each of them, an input with each consumer)."""
+    each file's sha256 (a job's outputs are checked with each of them, an input with each consumer).
+    ``left_out``: files a crate leaves out by design (weights, licensed documents), by path, with why:
+    their records are checked, their bytes cannot be."""
 
     verified: dict[str, dict] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
     cell: str = ""   # the cell being audited, for the failure message
 
     def fail(self, file: str | Path, reason: str) -> None:
@@ -77,14 +80,21 @@ class Auditor:
             self.hashes[path] = records.sha256(path)
         return self.hashes[path]
 
+    def absent(self, path: str, why: str) -> bool:
+        """True for a file left out of a crate by design (it is not re-hashed); fails for any other missing file."""
+        if Path(path).exists():
+            return False
+        if path in self.left_out:
+            return True
+        self.fail(path, why)
+
     def verify(self, path: str, inputs: bool = True) -> dict:
         """The file's record, after checking the hashes of the file and of every output its job wrote with it
         and, with ``inputs``, those of the inputs it was made from and, transitively, theirs (a table's
         inputs are checked cell by cell instead)."""
         if path in self.verified:
             return self.verified[path]
-        if not Path(path).exists():
-            self.fail(path, "file is missing")
+        self.absent(path, "file is missing")
         try:
             record = records.read_record(path)
         except FileNotFoundError as missing:
@@ -93,8 +103,8 @@ class Auditor:
             self.fail(records.record_path(path), f"is not a record of {path}")
         for files in record["outputs"].values():
             for output, digest in files.items():
-                if not Path(output).exists():
-                    self.fail(output, f"output of the {record['rule']!r} job that made {path} is missing")
+                if self.absent(output, f"output of the {record['rule']!r} job that made {path} is missing"):
+                    continue
                 if self.sha256(output) != digest:
                     self.fail(output, f"sha256 differs from the one rule {record['rule']!r} recorded: "
                                       f"changed since it was made")
@@ -107,9 +117,7 @@ class Auditor:
 
     def check_input(self, source: str, digest: str, consumer: str, walk: bool = True) -> None:
         """``source`` and its record are what ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
-        if not Path(source).exists():
-            self.fail(source, f"input of {consumer} is missing")
-        if self.sha256(source) != digest:
+        if not self.absent(source, f"input of {consumer} is missing") and self.sha256(source) != digest:
             self.fail(source, f"changed since {consumer} was made from it (sha256 differs)")
         if Path(source).parts[0] != layout.RESULTS:
             return
@@ -183,7 +191,8 @@ class Auditor:
         runs = [self._steps(entry["metrics_file"]) for entry in cell["runs"]]
         commits = sorted({f"{r['git']['commit']} ({'dirty' if r['git']['dirty'] else 'clean'})" for r, _ in runs})
         first = runs[0][0]
-        lines.append(f"  commit {', '.join(commits)}; config files {first['configfiles'] or ['config.yaml']}")
+        configs = [entry["path"] for entry in first["configfiles"]] or ["config.yaml"]
+        lines.append(f"  commit {', '.join(commits)}; config files {configs}")
         if "method" in first["params"]:
             params = first["params"]
             lines.append(f"  config → params: method {json.dumps(params['method'], sort_keys=True)}; "
@@ -238,7 +247,7 @@ def differences(recorded: object, now: object, key: str) -> list[str]:
     return [] if recorded == now else [f"{key}: recorded {recorded!r}, the config gives {now!r}"]
 
 
-def stale(record: dict, config: dict, checkout: str) -> str | None:
+def stale(record: dict, config: dict, checkout: Path) -> str | None:
     """Why a record's params no longer follow from ``config`` and the checkout's code, or None."""
     for name, recorded in record["params"].items():
         if name == "code":
@@ -252,92 +261,162 @@ def stale(record: dict, config: dict, checkout: str) -> str | None:
     return None
 
 
-def check_planned(auditor: Auditor, record: dict, config: dict, table: str) -> None:
-    """The table holds exactly the runs the current config asks for (datasets, rows, folds, seeds)."""
-    name = record["wildcards"]["table"]
-    planned = {"metrics": plan.report_runs(config, "tables", name, layout.PATHS.metrics),
-               "summaries": plan.report_runs(config, "tables", name, layout.PATHS.summary),
-               "reference": plan.reference_runs(config)}
-    for kind, files in planned.items():
-        made = set(record["inputs"].get(kind, {}))
+def check_planned(auditor: Auditor, record: dict, config: dict, report: str) -> None:
+    """The table (or figure) holds exactly the runs the current config asks for (datasets, rows, folds, seeds)."""
+    kind = "tables" if "table" in record["wildcards"] else "figures"
+    name = record["wildcards"]["table" if kind == "tables" else "figure"]
+    planned = {"metrics": plan.report_runs(config, kind, name, layout.PATHS.metrics),
+               "summaries": plan.report_runs(config, kind, name, layout.PATHS.summary)}
+    if kind == "tables":
+        planned["reference"] = plan.reference_runs(config)
+    for files_kind, files in planned.items():
+        made = set(record["inputs"].get(files_kind, {}))
         extra, missing = sorted(made - set(files)), sorted(set(files) - made)
         if extra or missing:
-            auditor.fail(table, f"its {kind} are not those the current config asks for (experiment.seeds, "
-                                f"datasets, folds, rows): {len(extra)} not asked for now (e.g. {extra[:2]}), "
-                                f"{len(missing)} missing (e.g. {missing[:2]}); rerun to refresh it")
+            auditor.fail(report, f"its {files_kind} are not those the current config asks for (experiment.seeds, "
+                                 f"datasets, folds, rows): {len(extra)} not asked for now (e.g. {extra[:2]}), "
+                                 f"{len(missing)} missing (e.g. {missing[:2]}); rerun to refresh it")
 
 
-def config_of(auditor: Auditor, record: dict, say: Callable[[str], None]) -> dict:
+def config_of(auditor: Auditor, record: dict, checkout: Path, say: Callable[[str], None]) -> dict:
     """The configuration the table was built with: the checkout's config.yaml and the run's config files,
     which must still be there; one changed since is said (params are then checked key by key)."""
-    for path, digest in record["configfile_sha256"].items():
-        if not Path(path).is_file():
+    paths = []
+    for entry in record["configfiles"]:
+        path = records.config_path(entry, checkout)
+        if not path.is_file():
             auditor.fail(path, "a config file the table was built with is missing (moved or deleted), so its "
                                "params cannot be confirmed")
-        if records.sha256(path) != digest:
+        if records.sha256(path) != entry["sha256"]:
             say(f"note: {path} changed since the table was built; every recorded param is checked against it")
+        paths.append(str(path))
     try:
-        return load_config(record["source"], record["configfiles"])
+        return load_config(checkout, paths)
     except (OSError, ConfigError) as problem:
-        auditor.fail(record["source"], f"cannot read the configuration the table was built with: {problem}")
+        auditor.fail(checkout, f"cannot read the configuration the table was built with: {problem}")
 
 
-def audit(table_path: str, cells: list[str] | None = None, check_config: bool = True, rescored: int = 0,
-          say: Callable[[str], None] = print) -> int:
-    """Audit ``table_path`` (a table's .tex) from the working directory that holds ``results/``; 0 = all match.
-    ``rescored``: queries per run to re-score from the run's weights (0: none)."""
-    auditor = Auditor()
+def table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
+                say: Callable[[str], None]) -> list[dict] | None:
+    """Check every printed number of a table (or the ``cells`` asked for); None for an unknown cell."""
+    table_inputs = {p: h for files in record["inputs"].values() for p, h in files.items()}
+    json_path = next(iter(record["outputs"]["json"]))
+    frame = read_table(json_path)
+    spec = record["params"]["table"]
+    if render_latex(frame, spec["name"], spec["caption"]) != Path(table_path).read_text():
+        auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
+    every = frame.to_dict(orient="records")
+    numbers = [c for c in every if c["row_kind"] != IMPROVEMENT_ROW]
+    baselines = {(c["group"], c["dataset"], c["metric"]): c for c in every
+                 if c["row_kind"] == METHOD_ROW and c["row"] == layout.BASELINE}
+    if cells:
+        unknown = sorted(set(cells) - {c["cell"] for c in numbers})
+        if unknown:
+            say(f"unknown cell(s) {unknown}; cells of {table_path}: {', '.join(c['cell'] for c in numbers)}")
+            return None
+        numbers = [c for c in numbers if c["cell"] in cells]
+    for cell in numbers:
+        auditor.cell = cell["cell"]
+        baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE \
+            else baselines[(cell["group"], cell["dataset"], cell["metric"])]
+        auditor.check_cell(cell, baseline, table_path, table_inputs)
     auditor.cell = "(table)"
+    check_improvements(auditor, every, baselines, table_path)
+    return numbers
+
+
+def figure_bars(auditor: Auditor, pdf_path: str, record: dict, cells: list[str] | None,
+                say: Callable[[str], None]) -> list[dict] | None:
+    """Check every bar of a figure: the mean of its runs' metrics, its per-seed whiskers, and that the PDF is
+    the drawing of the JSON twin (drawn again: the figure rule writes it without dates, byte for byte)."""
+    import io
+
+    from ..reports.figures import draw
+
+    inputs = {p: h for files in record["inputs"].values() for p, h in files.items()}
+    json_path = next(iter(record["outputs"]["json"]))
+    figure = json.loads(Path(json_path).read_text())
+    drawing = draw(figure)
+    redrawn = io.BytesIO()
+    drawing.savefig(redrawn, format="pdf", metadata={"CreationDate": None})
+    if redrawn.getvalue() != Path(pdf_path).read_bytes():
+        auditor.fail(pdf_path, f"is not the drawing of {json_path}")
+    bars = [{**bar, "cell": f"{panel['group']}:{bar['method']}:{panel['dataset']}:{figure['metric']}",
+             "group": panel["group"], "row": bar["method"], "row_kind": METHOD_ROW}
+            for panel in figure["panels"] for bar in panel["bars"]]
+    if cells:
+        bars = [bar for bar in bars if bar["cell"] in cells]
+        if not bars:
+            say(f"no bar {cells} in {pdf_path}")
+            return None
+    for bar in bars:
+        auditor.cell = bar["cell"]
+        auditor.check_cell(bar, None, pdf_path, inputs)
+        per_seed: dict[str, list[float]] = {}
+        for run in bar["runs"]:
+            per_seed.setdefault(str(run["seed"]), []).append(run["value"])
+        if any(not _close(fmean(values), bar["per_seed"][seed]) for seed, values in per_seed.items()) \
+                or set(per_seed) != set(bar["per_seed"]):
+            auditor.fail(json_path, f"the per-seed means of bar {bar['cell']} are not its runs'")
+    return bars
+
+
+def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,
+          rescored: int = 0, say: Callable[[str], None] = print, left_out: dict[str, str] | None = None) -> int:
+    """Audit ``report`` (a table's .tex or a figure's .pdf) from the working directory that holds ``results/``,
+    with the workflow's files (config, scripts) from ``checkout``; 0 = all match. ``rescored``: queries per run
+    to re-score from the run's weights (0: none). ``left_out``: files a crate left out by design."""
+    kind = (layout.artefact(report) or ("",))[0]
+    if kind not in ("table_tex", "figure_pdf"):
+        say(f"{report} is neither a table's .tex nor a figure's .pdf under results/")
+        return 2
+    auditor = Auditor(left_out=dict(left_out or {}))
+    auditor.cell = "(table)" if kind == "table_tex" else "(figure)"
     try:
-        record = auditor.verify(table_path, inputs=False)
-        table_inputs = {p: h for files in record["inputs"].values() for p, h in files.items()}
-        json_path = next(iter(record["outputs"]["json"]))
-        frame = read_table(json_path)
-        spec = record["params"]["table"]
-        if render_latex(frame, spec["name"], spec["caption"]) != Path(table_path).read_text():
-            auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
-        every = frame.to_dict(orient="records")
-        numbers = [c for c in every if c["row_kind"] != IMPROVEMENT_ROW]
-        baselines = {(c["group"], c["dataset"], c["metric"]): c for c in every
-                     if c["row_kind"] == METHOD_ROW and c["row"] == layout.BASELINE}
-        if cells:
-            unknown = sorted(set(cells) - {c["cell"] for c in numbers})
-            if unknown:
-                say(f"unknown cell(s) {unknown}; cells of {table_path}: {', '.join(c['cell'] for c in numbers)}")
-                return 2
-            numbers = [c for c in numbers if c["cell"] in cells]
-        for cell in numbers:
-            auditor.cell = cell["cell"]
-            baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE \
-                else baselines[(cell["group"], cell["dataset"], cell["metric"])]
-            auditor.check_cell(cell, baseline, table_path, table_inputs)
-        auditor.cell = "(table)"
-        check_improvements(auditor, every, baselines, table_path)
-        for source, digest in table_inputs.items():   # the rest (summaries): unchanged since the table
-            auditor.check_input(source, digest, table_path, walk=False)
+        record = auditor.verify(report, inputs=False)
+        numbers = (table_cells if kind == "table_tex" else figure_bars)(auditor, report, record, cells, say)
+        if numbers is None:
+            return 2
+        for files in record["inputs"].values():       # the rest (summaries): unchanged since the report
+            for source, digest in files.items():
+                auditor.check_input(source, digest, report, walk=False)
         if check_config:
             auditor.cell = "(config)"
-            config = config_of(auditor, record, say)
-            check_planned(auditor, record, config, table_path)
+            config = config_of(auditor, record, checkout, say)
+            check_planned(auditor, record, config, report)
             for path, made in sorted(auditor.verified.items()):
-                why = stale(made, config, record["source"])
+                why = stale(made, config, checkout)
                 if why:
                     auditor.fail(path, f"{why}; rerun to refresh it")
         if rescored:
-            auditor.cell = "(rescore)"
-            for path, made in sorted(auditor.verified.items()):
-                if layout.artefact(path) and layout.artefact(path)[0] == "run":
-                    why = rescore(path, made, rescored)
-                    if why:
-                        auditor.fail(path, f"not what its weights give: {why}")
+            rescore_runs(auditor, rescored)
     except AuditFailure as failure:
         say(f"AUDIT FAILED: {failure}")
         return 1
     for cell in numbers:
         for line in auditor.chain(cell):
             say(line)
-    say(f"audit passed: {len(numbers)} cell(s), {len(auditor.verified)} files re-hashed with their inputs, "
-        f"metrics recomputed, t-tests rerun" + (", params and code match the config and checkout"
-                                                 if check_config else "")
+    say(f"audit passed: {len(numbers)} {'cell' if kind == 'table_tex' else 'bar'}(s), {len(auditor.verified)} files "
+        f"re-hashed with their inputs, metrics recomputed" + (", t-tests rerun" if kind == "table_tex" else "")
+        + (", params and code match the config and checkout" if check_config else "")
         + (f", every run rescored on {rescored} queries from its weights" if rescored else ""))
+    skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
+    if skipped:
+        kinds = sorted({(layout.artefact(p) or ("file",))[0] for p in skipped})
+        say(f"not re-hashed: {len(skipped)} files the crate leaves out by design ({', '.join(kinds)}); their "
+            f"records, and what was made from them, were checked")
     return 0
+
+
+def rescore_runs(auditor: Auditor, queries: int) -> None:
+    """Every run of the chain re-scored from its weights on ``queries`` of its test queries."""
+    auditor.cell = "(rescore)"
+    for path, made in sorted(auditor.verified.items()):
+        if layout.artefact(path) and layout.artefact(path)[0] == "run":
+            weights = next(iter(made["inputs"]["weights"]))
+            if weights in auditor.left_out and not Path(weights).exists():
+                auditor.fail(weights, "rescoring needs the weights, which the crate left out: make it with "
+                                      "`peftir crate --with-weights`")
+            why = rescore(path, made, queries)
+            if why:
+                auditor.fail(path, f"not what its weights give: {why}")

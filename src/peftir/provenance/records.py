@@ -71,6 +71,16 @@ def workflow_checkout() -> str:
     return os.environ.get(WORKFLOW_ENV, ".")
 
 
+def installed_checkout() -> Path:
+    """The checkout the installed package comes from (``make install`` installs it editable): the workflow
+    files (config.yaml, scripts) an audit compares records with, and the code a re-derivation runs."""
+    root = Path(__file__).resolve().parents[3]
+    if not (root / "Snakefile").is_file():
+        raise FileNotFoundError(f"peftir is not installed from a checkout of the workflow ({root} has no "
+                                f"Snakefile): install it with `make install` (pip install -e .)")
+    return root
+
+
 @cache
 def git_state(source: str) -> dict:
     """Commit of the workflow's repository and whether tracked files differ from it (None: not a git checkout)."""
@@ -138,10 +148,29 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def config_file(path: str, checkout: str) -> dict:
+    """A run's config file as records keep it, so that they do not depend on where the checkout is: its
+    path relative to the workflow's checkout (``config.yaml``, ``config/paper.yaml``), else to the working
+    directory (an overlay beside ``results/``), else absolute (an overlay kept elsewhere), and its sha256."""
+    found = Path(path).resolve()
+    for base, root in (("checkout", Path(checkout).resolve()), ("workdir", Path.cwd().resolve())):
+        if found.is_relative_to(root):
+            return {"path": found.relative_to(root).as_posix(), "base": base, "sha256": sha256(found)}
+    return {"path": str(found), "base": "absolute", "sha256": sha256(found)}
+
+
+def config_path(entry: dict, checkout: str | os.PathLike) -> Path:
+    """Where a recorded config file is now: under ``checkout``, the working directory, or where it was."""
+    return {"checkout": Path(checkout), "workdir": Path.cwd(), "absolute": Path("/")}[entry["base"]] / entry["path"]
+
+
 def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: dict, started: str,
                ended: str) -> dict:
-    """The record shared by a job's outputs: everything needed to say what produced them."""
-    source = workflow_checkout()
+    """The record shared by a job's outputs: everything needed to say what produced them. Paths are
+    those the job saw (relative to the working directory, which holds ``results/``), the code is named by
+    module and content digest (``params.code``), config files relative to the checkout: a record reads
+    the same wherever the checkout and the results are."""
+    checkout = workflow_checkout()
     configfiles = [path for path in os.environ.get(CONFIGFILES_ENV, "").split(os.pathsep) if path]
     return {
         "rule": rule,
@@ -152,10 +181,8 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
                           for digest in [record_sha256(path)] if digest},
         "outputs": {name: {path: sha256(path) for path in paths} for name, paths in files_by_name(outputs).items()},
         "stats": {path: _stat(path) for paths in files_by_name(outputs).values() for path in paths},
-        "git": git_state(source),
-        "source": source,
-        "configfiles": configfiles,                               # in the order Snakemake merged them
-        "configfile_sha256": {path: sha256(path) for path in configfiles},
+        "git": git_state(checkout),
+        "configfiles": [config_file(path, checkout) for path in configfiles],   # in the order Snakemake merged them
         "versions": versions(),
         "seeds": seeds(wildcards, params),
         "host": socket.gethostname(),

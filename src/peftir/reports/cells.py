@@ -1,7 +1,7 @@
 """The arithmetic behind every printed number: means over folds and seeds, t-tests, improvements.
 
 A table is a list of cells, one per printed number, in print order (``table_cells``): the
-reference row (BM25), then per ranker group its method rows (mean over all folds × seeds, per-seed
+reference rows (BM25, the untrained backbone), then per ranker group its method rows (mean over all folds × seeds, per-seed
 means, the one-tailed t-test against the group's full fine-tuning row, the runs and per-query
 values behind it) and its "Improvement (%)" row. ``peftir.reports.tables`` lays the cells out;
 ``peftir.provenance.audit`` recomputes them.
@@ -155,18 +155,18 @@ def improvement_cell(cells: list[dict], baseline: dict) -> dict:
             "ttest": None, "candidates": None}
 
 
-def table_cells(layout: dict, records: list[RunRecord], reference: dict[str, list[str]]) -> list[dict]:
+def table_cells(layout: dict, records: list[RunRecord], references: dict[str, dict[str, list[str]]]) -> list[dict]:
     """Every printed number of a table, in print order (see the module's docstring).
 
-    ``layout`` is the table's layout param (``peftir.layout.report_layout``); ``reference`` maps each
-    dataset to the reference system's per-fold metrics files.
+    ``layout`` is the table's layout param (``peftir.layout.report_layout``); ``references`` maps each
+    reference system (``bm25``, ``backbone``) and dataset to the system's per-fold metrics files.
     """
     columns = [(dataset, label, metric) for dataset, label in layout["datasets"] for metric in layout["metrics"]]
     datasets = [dataset for dataset, _ in layout["datasets"]]
     index, files = index_runs(records), MetricFiles()
-    cells = [_reference_cell(reference, dataset, metric, files) | _where(REFERENCE_ROW, "", "", "bm25", "BM25", None,
-                                                                         "-", dataset, label, metric)
-             for dataset, label, metric in columns]
+    cells = [_reference_cell(system, references.get(system, {}), dataset, metric, files)
+             | _where(REFERENCE_ROW, "", "", system, system_label, None, "-", dataset, label, metric)
+             for system, system_label in layout["references"] for dataset, label, metric in columns]
     for group in layout["groups"]:
         ranker, rows = group["ranker"], []
         for row in group["rows"]:
@@ -192,14 +192,15 @@ def table_cells(layout: dict, records: list[RunRecord], reference: dict[str, lis
     return cells
 
 
-def _reference_cell(reference: dict[str, list[str]], dataset: str, metric: str, files: MetricFiles) -> dict:
-    """A fixed system (BM25): mean over its per-fold files, never tested."""
-    paths = reference.get(dataset, [])
+def _reference_cell(system: str, by_dataset: dict[str, list[str]], dataset: str, metric: str,
+                    files: MetricFiles) -> dict:
+    """A fixed system (BM25, the untrained backbone): mean over its per-fold files, never tested."""
+    paths = by_dataset.get(dataset, [])
     if not paths:
-        raise ValueError(f"the reference row has no metrics files for {dataset!r}")
+        raise ValueError(f"the reference row {system!r} has no metrics files for {dataset!r}")
     values = [files.mean(p, metric) for p in paths]
     mean = fmean(values)
-    return {"method": "bm25", "value": mean, "printed": printed(mean), "stars": "", "p_value": None,
+    return {"method": system, "value": mean, "printed": printed(mean), "stars": "", "p_value": None,
             "rounding": ROUNDING, "per_seed": None, "ttest": None, "candidates": None,
             "runs": [{"metrics_file": p, "value": v, "per_query": files.per_query(p, metric)}
                      for p, v in zip(paths, values)]}
@@ -207,7 +208,8 @@ def _reference_cell(reference: dict[str, list[str]], dataset: str, metric: str, 
 
 def _where(kind: str, group: str, ranker: str, row: str, label: str, count: int | None, shown: str, dataset: str,
            dataset_label: str, metric: str) -> dict:
-    """Where a cell sits: its row and column, and its id ``ranker:row:dataset:metric`` (``bm25:dataset:metric``)."""
+    """Where a cell sits: its row and column, and its id ``ranker:row:dataset:metric`` (a reference row's
+    ``system:dataset:metric``, e.g. ``bm25:vaswani:P@20``)."""
     cell = ":".join([ranker, row, dataset, metric] if ranker else [row, dataset, metric])
     return {"cell": cell, "row_kind": kind, "group": group, "ranker": ranker, "row": row, "label": label,
             "trainable_parameters": count, "printed_parameters": shown, "dataset": dataset,

@@ -4,8 +4,8 @@
 per cell (its place in the table, its value, stars, p-value, the runs and per-query values behind
 it). pandas writes the CSV (flat columns) and lays the LaTeX out (``Styler.to_latex``: booktabs
 rules, multirow model names, multicolumn dataset headers) in the paper's layout: model × method
-rows with the number of trainable parameters, dataset × metric columns, a BM25 reference row and
-an "Improvement (%)" row per model. The JSON twin holds the same DataFrame's records with their
+rows with the number of trainable parameters, dataset × metric columns, reference rows (BM25, the
+untrained backbone) and an "Improvement (%)" row per model. The JSON twin holds the same DataFrame's records with their
 values exact (pandas' own ``to_json`` rounds floats to 15 digits, too coarse for the audit).
 """
 from __future__ import annotations
@@ -49,21 +49,21 @@ def run_records(metrics_files: list[str], summaries: list[str]) -> list[RunRecor
     return records
 
 
-def reference_files(metrics_files: list[str]) -> dict[str, list[str]]:
-    """The reference row's per-fold metrics files by dataset (read from their paths)."""
-    by_dataset: dict[str, list[str]] = {}
+def reference_files(metrics_files: list[str]) -> dict[str, dict[str, list[str]]]:
+    """The reference rows' per-fold metrics files by system and dataset (read from their paths)."""
+    found: dict[str, dict[str, list[str]]] = {}
     for path in metrics_files:
-        found = artefact(path)
-        if found is None or found[0] != "bm25_metrics":
-            raise ValueError(f"{path} is not a BM25 metrics file")
-        by_dataset.setdefault(found[1]["dataset"], []).append(path)
-    return by_dataset
+        kind = artefact(path)
+        if kind is None or kind[0] != "reference_metrics":
+            raise ValueError(f"{path} is not a reference system's metrics file")
+        found.setdefault(kind[1]["reference"], {}).setdefault(kind[1]["dataset"], []).append(path)
+    return found
 
 
-def table_frame(layout: dict, records: list[RunRecord], reference: dict[str, list[str]]) -> pd.DataFrame:
+def table_frame(layout: dict, records: list[RunRecord], references: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
     """One row per printed number, in print order (columns: see ``peftir.reports.cells``); object columns,
     so a missing value stays None (no NaN) and a count an int."""
-    return pd.DataFrame(table_cells(layout, records, reference), dtype=object)
+    return pd.DataFrame(table_cells(layout, records, references), dtype=object)
 
 
 def _shown(cell: pd.Series) -> str:
@@ -115,6 +115,6 @@ def read_table(json_path: str | os.PathLike) -> pd.DataFrame:
 
 def make_table(layout: dict, metrics: list[str], summaries: list[str], reference: list[str], tex: str, json_path: str,
                csv_path: str) -> None:
-    """The ``table`` rule: one result table from its runs' metrics and summaries and BM25's metrics."""
+    """The ``table`` rule: one result table from its runs' metrics and summaries and the reference systems'."""
     frame = table_frame(layout, run_records(metrics, summaries), reference_files(reference))
     write_table(frame, layout["name"], layout["caption"], tex, json_path, csv_path)

@@ -85,6 +85,9 @@ def validate(config: dict, schema_path: str | Path) -> None:
         if name not in config["datasets"]:
             raise ConfigError(f"config key experiment.datasets[{index}] = {name!r}: "
                               f"allowed: {', '.join(config['datasets'])} (the keys of `datasets`)")
+    for index, name in enumerate(config["experiment"]["references"]):
+        if name not in config["labels"]["references"]:
+            raise ConfigError(f"config key labels.references: no label for {name!r} (experiment.references[{index}])")
     _check_lengths(config)
     _check_backbone(config["backbone"])
     for name, spec in config["datasets"].items():

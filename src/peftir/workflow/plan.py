@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import PATHS, dataset_training, first_stage, kept, row_methods, train_pairs
+from ..layout import PATHS, REFERENCES, dataset_training, first_stage, kept, row_methods, train_pairs
 
 Config = Mapping[str, Any]
 
@@ -68,9 +68,25 @@ def report_runs(config: Config, kind: str, name: str, pattern: str) -> list[str]
             for seed in config["experiment"]["seeds"]]
 
 
+def report_file(config: Config, report: str) -> str:
+    """A table's .tex or a figure's .pdf, by name (what a crate is made of)."""
+    if report in config["tables"]:
+        return PATHS.table_tex.format(table=report)
+    if report in config["figures"]:
+        return PATHS.figure_pdf.format(figure=report)
+    raise ValueError(f"no table or figure named {report!r}; tables: {', '.join(config['tables'])}; "
+                     f"figures: {', '.join(config['figures'])}")
+
+
 def reference_runs(config: Config) -> list[str]:
-    """BM25's per-fold metrics files: every table's reference row."""
-    return [PATHS.bm25_metrics.format(dataset=d, fold=f) for d in datasets(config) for f in folds_of(config, d)]
+    """The reference systems' per-fold metrics files (BM25, the untrained backbone): every table's reference rows."""
+    return [PATHS.reference_metrics.format(dataset=d, reference=r, fold=f)
+            for r in config["experiment"]["references"] for d in datasets(config) for f in folds_of(config, d)]
+
+
+def reference_run(wildcards: Mapping[str, str]) -> str:
+    """The run a reference system's metrics are computed from."""
+    return getattr(PATHS, REFERENCES[wildcards["reference"]]).format(dataset=wildcards["dataset"])
 
 
 def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:

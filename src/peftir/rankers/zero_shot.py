@@ -1,0 +1,80 @@
+"""The untrained backbone as a reranker: the reference row that shows what fine-tuning adds.
+
+The backbone the rankers start from (cut to the same ``backbone.layers``) encodes queries and
+candidate documents as a sentence encoder, through sentence-transformers: the model's own pooling
+(mean over the tokens for the embedded MiniLM, which was trained that way; a plain BERT gets mean
+pooling) and its similarity (cosine). Queries and documents are cut to the rankers' length limits
+(``max_query_len``, ``max_doc_len``, at most ``max_seq_len`` with the special tokens), so the row sees
+what the rankers see. It reranks the BM25 candidates of every test query once; each fold's test
+queries are then evaluated like BM25's reference row.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..data import folds
+from ..data.trec import Run, answered, read_run, read_topics, report_missing, write_run
+from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
+from .configured import device
+from .inputs import Collection
+from .pretrained import resolve
+from .rerank import GROUP_PAIRS, progress, query_groups
+
+
+def encoder(backbone: dict, execution: dict):
+    """The backbone as a sentence-transformers model, with its lowest ``layers`` layers."""
+    from sentence_transformers import SentenceTransformer
+
+    layers = {"num_hidden_layers": backbone["layers"]} if backbone["layers"] else None
+    return SentenceTransformer(resolve(backbone["name"]), device=str(device(execution["device"])),
+                               config_kwargs=layers)
+
+
+def test_queries(folds_path: str) -> list[str]:
+    """Every query some fold tests (all of them under cross-validation; the test split otherwise)."""
+    doc = folds.read_folds(folds_path)
+    groups = [doc["splits"]["test"]] if "splits" in doc else list(doc["folds"].values())
+    return sorted({qid for group in groups for qid in group})
+
+
+@torch.inference_mode()
+def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[str], settings: dict,
+                     reranking: dict) -> Run:
+    """Cosine of the untrained encodings of each query and its top-``depth`` BM25 candidates."""
+    run = read_run(candidates, qids, reranking["depth"])
+    topics = read_topics(collection.queries, qids)
+    store = collection.store()
+    qids = [qid for qid in qids if run.get(qid)]
+    scored: Run = {}
+    with progress(sum(len(run[qid]) for qid in qids), "zero-shot candidates") as bar:
+        for group in query_groups(qids, run, GROUP_PAIRS):
+            docids = sorted({docid for qid in group for docid in run[qid]})
+            texts = store.texts(docids)
+            model.max_seq_length = min(settings["max_doc_len"] + 2, settings["max_seq_len"])
+            docs = dict(zip(docids, model.encode([texts[d] for d in docids], batch_size=reranking["batch_size"],
+                                                 convert_to_tensor=True)))
+            model.max_seq_length = settings["max_query_len"] + 2
+            queries = model.encode([topics[qid] for qid in group], batch_size=reranking["batch_size"],
+                                   convert_to_tensor=True)
+            for qid, query in zip(group, queries):
+                ranked = list(run[qid])
+                similarity = model.similarity(query.unsqueeze(0), torch.stack([docs[d] for d in ranked]))[0]
+                scored[qid] = dict(zip(ranked, similarity.tolist()))
+                bar.update(len(ranked))
+    store.close()
+    return scored
+
+
+def rerank_zero_shot(collection: Collection, candidates: str, dataset: str, backbone: dict, settings: dict,
+                     reranking: dict, execution: dict, threads: int, output: str, metadata: str) -> None:
+    """The ``zero_shot`` rule: the untrained backbone reranks every test query's BM25 candidates."""
+    torch.set_num_threads(threads)
+    qids = test_queries(collection.folds)
+    run = zero_shot_scores(encoder(backbone, execution), collection, candidates, qids, settings, reranking)
+    report_missing(answered(run), qids, output)
+    write_run(output, run, tag="backbone-zero-shot")
+    about = {"retrieval": f"BM25 top-{reranking['depth']}, reranked by the untrained backbone (sentence-"
+                          f"transformers pooling, cosine)", "backbone": backbone,
+             "lengths": {key: settings[key] for key in ("max_query_len", "max_doc_len", "max_seq_len")}}
+    write_ir_metadata(metadata, ir_metadata("backbone-zero-shot", about, {"name": dataset,
+                                                                          "queries": "every fold's test queries"}))

@@ -1,0 +1,21 @@
+"""Clones of this repository for tests that need the workflow somewhere else (a moved copy, a reviewer)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def clone(target: Path) -> Path:
+    """A clone of the repository's commit at ``target`` holding the working tree's files (tracked and new, not
+    ignored): what a user's clone holds, uncommitted changes included when there are some."""
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for path in filter(None, listed):
+        if (REPO / path).is_file():
+            (target / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / path, target / path)
+    return target
