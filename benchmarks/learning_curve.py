@@ -128,10 +128,11 @@ def main() -> None:
     parser.add_argument("--lr-scale", type=float, default=1.0, help="all learning rates times this (default: Table 8's)")
     parser.add_argument("--batch", type=int, default=CONFIG["training"]["batch_size"], help="pairs per Adam step")
     parser.add_argument("--plot", action="store_true", help="draw the figure from the results so far")
+    parser.add_argument("--output", type=Path, default=ROOT / "learning_curve.png", help="where --plot draws")
     args = parser.parse_args()
     results = ROOT / "results.jsonl"
     if args.plot:
-        plot(results, ROOT / "learning_curve.png")
+        plot(results, args.output)
         return
     collection, candidates = prepare(ROOT)
     done = {json.dumps(r["key"], sort_keys=True) for r in map(json.loads, results.open())} if results.exists() else set()
@@ -157,42 +158,54 @@ def main() -> None:
 
 
 def plot(results: Path, output: Path) -> None:
-    """Mean over folds of test P@20 against training pairs, one panel per ranker and document length."""
+    """Mean over folds of test P@20 and nDCG@20 against training pairs, one column per ranker and document
+    length; colour = layers kept, solid = full fine-tuning, dashed = LoRA; dotted grey = BM25, dash-dotted
+    in the layers' colour = the untrained backbone (zero-shot)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from statistics import fmean
 
     rows = [json.loads(line) for line in results.open()]
-    trained = [r for r in rows if r["key"]["kind"] == "trained"]
+    trained = [r for r in rows if r["key"]["kind"] == "trained" and "lr_scale" not in r["key"]]
+    refs = [r for r in rows if r["key"]["kind"] == "reference"]
     panels = sorted({(r["key"]["ranker"], r["key"]["doc_len"]) for r in trained})
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), sharey=True, squeeze=False)
-    for axis, (ranker, doc_len) in zip(axes[0], panels):
-        lines = sorted({(r["key"]["layers"], r["key"]["method"]) for r in trained
-                        if (r["key"]["ranker"], r["key"]["doc_len"]) == (ranker, doc_len)})
-        for layers, method in lines:
-            runs = [r["result"] for r in trained if (r["key"]["ranker"], r["key"]["doc_len"], r["key"]["layers"],
-                                                     r["key"]["method"]) == (ranker, doc_len, layers, method)]
-            pairs = sorted({p["pairs"] for run in runs for p in run})
-            means = [fmean(p["P@20"] for run in runs for p in run if p["pairs"] == n) for n in pairs]
-            axis.plot([max(n, 8) for n in pairs], means, marker="o", linestyle="-" if method == "full" else "--",
-                      label=f"{layers} layer{'s' * (layers > 1)}, {method}")
-        refs = [r for r in rows if r["key"]["kind"] == "reference" and r["key"]["doc_len"] == doc_len]
-        for name, style in (("bm25", ":"), ("zero_shot", "-.")):
-            for layers in sorted({r["key"]["layers"] for r in refs}):
-                values = [r["result"][name]["P@20"] for r in refs if r["key"]["layers"] == layers]
-                if name == "bm25" and layers != min(r["key"]["layers"] for r in refs):
-                    continue
-                axis.axhline(fmean(values), linestyle=style, linewidth=0.8, color="grey")
-                axis.annotate("BM25" if name == "bm25" else f"untrained, {layers}L", (8, fmean(values)),
-                              fontsize=6, color="grey")
-        axis.set_xscale("log", base=2)
-        axis.set_title(f"{ranker}, documents ≤ {doc_len} word pieces", fontsize=9)
-        axis.set_xlabel("training pairs seen (0 plotted at 8)")
-    axes[0][0].set_ylabel("test P@20 (mean of folds)")
-    axes[0][-1].legend(fontsize=6, loc="lower right")
-    figure.tight_layout()
-    figure.savefig(output, dpi=120)
+    colours = {layers: plt.cm.tab10(i) for i, layers in enumerate(sorted({r["key"]["layers"] for r in rows}))}
+    metrics = ("P@20", "nDCG@20")
+    figure, axes = plt.subplots(len(metrics), len(panels), figsize=(3.6 * len(panels), 3.2 * len(metrics)),
+                                sharex=True, squeeze=False)
+    for row, metric in enumerate(metrics):
+        for axis, (ranker, doc_len) in zip(axes[row], panels):
+            mine = [r for r in trained if (r["key"]["ranker"], r["key"]["doc_len"]) == (ranker, doc_len)]
+            for layers, method in sorted({(r["key"]["layers"], r["key"]["method"]) for r in mine}):
+                runs = [r["result"] for r in mine if (r["key"]["layers"], r["key"]["method"]) == (layers, method)]
+                pairs = sorted({p["pairs"] for run in runs for p in run})
+                means = [fmean(p[metric] for run in runs for p in run if p["pairs"] == n) for n in pairs]
+                axis.plot([max(n, 8) for n in pairs], means, marker="o", markersize=3, color=colours[layers],
+                          linestyle="-" if method == "full" else "--",
+                          label=f"{layers} layer{'s' * (layers > 1)}, {method} ({len(runs)} folds)")
+            here = [r for r in refs if r["key"]["doc_len"] == doc_len]
+            if here:
+                axis.axhline(fmean(r["result"]["bm25"][metric] for r in here), linestyle=":", color="grey",
+                             label="BM25")
+            for layers in sorted({r["key"]["layers"] for r in here}):
+                values = [r["result"]["zero_shot"][metric] for r in here if r["key"]["layers"] == layers]
+                axis.axhline(fmean(values), linestyle="-.", linewidth=0.8, color=colours[layers],
+                             label=f"untrained backbone, {layers} layer{'s' * (layers > 1)}")
+            axis.set_xscale("log", base=2)
+            axis.set_title(f"{ranker}, documents ≤ {doc_len} word pieces", fontsize=9)
+            axis.set_ylabel(f"test {metric}, mean of folds", fontsize=8)
+            if row == len(metrics) - 1:
+                axis.set_xlabel("training pairs seen (0 drawn at 8)", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for axis in axes.flat:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.02))
+    figure.tight_layout(rect=(0, 0.12, 1, 1))
+    figure.savefig(output, dpi=110)
 
 
 if __name__ == "__main__":

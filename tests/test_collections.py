@@ -166,3 +166,22 @@ def test_a_bytes_field_such_as_a_warc_body_is_refused_with_the_field_to_use_inst
         export._fields(page, ["body"], "document")
     text = export._fields(page, ["default_text"], "document")[0]
     assert "Hello" in text and "Web page" in text and "<" not in text        # the HTML parsed, not its bytes
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_word_pieces_are_fetched_in_batches_and_kept_only_when_asked(keep):
+    """Validation candidates are scored every epoch (kept); training documents from triples once (not kept)."""
+    from peftir.rankers.backbone import load
+    from peftir.rankers.inputs import Tokenized
+    from peftir.rankers.pretrained import EMBEDDED
+
+    tokenizer = load(EMBEDDED, 1).tokenizer
+    texts = {"a": "dielectric constants of liquids", "b": "transistor amplifiers " * 20}
+    asked = []
+    tokens = Tokenized(tokenizer, lambda ids: asked.append(list(ids)) or {i: texts[i] for i in ids}, max_len=8,
+                       keep=keep)
+    first = tokens.many(["a", "b", "a"])
+    assert first[0] == first[2] == tokenizer(texts["a"], add_special_tokens=False)["input_ids"]
+    assert len(first[1]) == 8                                           # cut to max_len word pieces
+    assert tokens.many(["b"]) == [first[1]]
+    assert asked == ([["a", "b"]] if keep else [["a", "b"], ["b"]])     # one batch per call, kept ones not again

@@ -46,9 +46,6 @@ class Tokenized:
                 self._ids.update((key, array("i", ids)) for key, ids in fresh.items())
         return [fresh[key] if key in fresh else self._ids[key].tolist() for key in keys]
 
-    def __getitem__(self, key: str) -> Tokens:
-        return self.many([key])[0]
-
 
 @dataclass(frozen=True)
 class Collection:
