@@ -314,11 +314,9 @@ def _bm25(config: Config, wildcards: Wildcards) -> dict:
 
 
 def _validation(config: Config, wildcards: Wildcards) -> dict:
-    """The validation metric, the depth validation reranks to (``rerank.validation_depth``, else the test
-    depth) and, for a large validation split, the fixed sample scored every epoch."""
+    """The validation metric and, for a large validation split, the fixed sample scored every epoch."""
     spec = config["datasets"][wildcards["dataset"]]
-    return {"metric": spec["validation_metric"], "sample": spec.get("validation_sample"),
-            "depth": config["rerank"].get("validation_depth", config["rerank"]["depth"])}
+    return {"metric": spec["validation_metric"], "sample": spec.get("validation_sample")}
 
 
 ParamFunction = Callable[[Config, Wildcards], Any]
@@ -333,7 +331,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
                                                                           "max_seq_len")},
     "method": lambda config, wc: resolve_method(wc["method"], config["methods"]),
     "training": _training,
-    "rerank": lambda config, wc: {key: config["rerank"][key] for key in ("depth", "batch_size")},
+    "rerank": lambda config, wc: config["rerank"],
     "validation": _validation,
     "execution": lambda config, wc: {key: config["execution"][key] for key in ("device", "precision")},
     "metrics": lambda config, wc: list(config["experiment"]["metrics"]),

@@ -166,7 +166,7 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
         print(f"epoch {epoch}: loss {loss:.4f} validation {score:.4f}", file=sys.stderr, flush=True)
         if score > result.best_score:
             result.best_state, result.best_epoch, result.best_score = learned_state(ranker), epoch, score
-        if checkpoint:
+        if checkpoint and epoch < settings["epochs"]:     # after the last one the job writes its outputs
             checkpoint.save({"epoch": epoch, "learned": learned_state(ranker), "optimizer": optimizer.state_dict(),
                              "rng": rng_states(rng), "best_state": result.best_state,
                              "best_epoch": result.best_epoch, "best_score": result.best_score,

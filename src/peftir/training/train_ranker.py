@@ -70,14 +70,14 @@ def train_ranker(collection: inputs.Collection, candidates: str, dataset: str, f
         return metric_summary(evaluate_run(run, data.qrels, [metric], qids), [metric])["mean"][metric]
 
     validated = validation_queries(split["valid"], validation["sample"])
-    valid_data = ranking_data(collection, candidates, validated, validation["depth"], tokenizer, settings)
+    valid_data = ranking_data(collection, candidates, validated, reranking["depth"], tokenizer, settings)
     checkpoint = Checkpoint(Path(weights).with_suffix(".ckpt"), resume_key)
     result = train(model, groups, train_data, pairs, lambda trained: measure(trained, valid_data, validated),
                    training, seed, checkpoint)
     sampled = {}
     if len(validated) < len(split["valid"]):     # the kept weights on the whole split, once
         load_learned_state(model, result.best_state)
-        whole = ranking_data(collection, candidates, split["valid"], validation["depth"], tokenizer, settings,
+        whole = ranking_data(collection, candidates, split["valid"], reranking["depth"], tokenizer, settings,
                              keep_docs=False)
         sampled = {"validation_queries": validated, "full_validation": {
             "queries": len(split["valid"]), metric: measure(model, whole, split["valid"])}}

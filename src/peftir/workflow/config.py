@@ -107,9 +107,8 @@ def _check_lengths(config: dict) -> None:
     if ranker["max_query_len"] + 4 > ranker["max_seq_len"]:
         raise ConfigError(f"config key ranker.max_query_len = {ranker['max_query_len']}: at most max_seq_len - 4 = "
                           f"{ranker['max_seq_len'] - 4} ([CLS], two [SEP] and at least one document token)")
-    for key, value in (("rerank.depth", config["rerank"]["depth"]),
-                       ("rerank.validation_depth", config["rerank"].get("validation_depth", 0)),
-                       ("training.train_depth", config["training"]["train_depth"])):
+    for key, value in (("rerank.depth", config["rerank"]["depth"]), ("training.train_depth",
+                                                                     config["training"]["train_depth"])):
         if value > depth:
             raise ConfigError(f"config key {key} = {value}: at most bm25.depth = {depth} (the candidates it reads)")
     _check_training(config["training"], "training")
