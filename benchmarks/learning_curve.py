@@ -186,8 +186,8 @@ def plot(results: Path, output: Path) -> None:
                           label=f"{layers} layer{'s' * (layers > 1)}, {method} ({len(runs)} folds)")
             here = [r for r in refs if r["key"]["doc_len"] == doc_len]
             if here:
-                axis.axhline(fmean(r["result"]["bm25"][metric] for r in here), linestyle=":", color="grey",
-                             label="BM25")
+                by_fold = {r["key"]["fold"]: r["result"]["bm25"][metric] for r in here}   # BM25 has no layers
+                axis.axhline(fmean(by_fold.values()), linestyle=":", color="grey", label="BM25")
             for layers in sorted({r["key"]["layers"] for r in here}):
                 values = [r["result"]["zero_shot"][metric] for r in here if r["key"]["layers"] == layers]
                 axis.axhline(fmean(values), linestyle="-.", linewidth=0.8, color=colours[layers],
@@ -203,8 +203,8 @@ def plot(results: Path, output: Path) -> None:
             if label not in labels:
                 handles.append(handle)
                 labels.append(label)
-    figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.02))
-    figure.tight_layout(rect=(0, 0.12, 1, 1))
+    figure.legend(handles, labels, fontsize=7, loc="center right")
+    figure.tight_layout(rect=(0, 0, 0.83, 1))
     figure.savefig(output, dpi=110)
 
 

@@ -116,6 +116,9 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["msmarco-doc"].update(validation_sample={"queries": 500}),
      "config key datasets.msmarco-doc.validation_sample: missing key(s) seed"),
     (lambda c: c["execution"].update(precision="fp16"), "config key execution.precision = 'fp16': allowed: fp32, bf16"),
+    (lambda c: c["publication"]["authors"].append("Ada <orcid:0000>"),
+     "config key publication.authors[0] = 'Ada <orcid:0000>': a name, or a name and its URL"),
+    (lambda c: c["publication"].update(licence="CC-BY"), "config key publication.licence = 'CC-BY': the URL of"),
     # ir_datasets ids and fields
     (lambda c: c["datasets"]["vaswani"].update(irds="vaswani/typo"),
      "config key datasets.vaswani.irds = 'vaswani/typo': not an ir_datasets id"),

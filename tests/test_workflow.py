@@ -33,6 +33,7 @@ ranker: {max_doc_len: 48, max_seq_len: 64}
 training: {epochs: 1, pairs_per_epoch: 8, batch_size: 4, micro_batch: 4,
            sequential: {first_epochs: 1, second_epochs: 1}}
 rerank: {depth: 25, batch_size: 64}
+publication: {authors: ["Ada Lovelace <https://orcid.org/0000-0002-1825-0097>", "Tiny Test"]}
 """
 
 
@@ -556,10 +557,13 @@ def _offline_http_cache(path: Path) -> Path:
 def test_the_crate_is_a_valid_provenance_run_crate(workflow, tmp_path):
     from rocrate_validator import services
 
-    result = services.validate({"rocrate_uri": str(workflow / CRATE), "profile_identifier": "provenance-run-crate-0.5",
-                                "offline": True, "cache_path": str(_offline_http_cache(tmp_path / "http_cache.sqlite")),
-                                "requirement_severity": "REQUIRED"})
+    settings = {"rocrate_uri": str(workflow / CRATE), "profile_identifier": "provenance-run-crate-0.5",
+                "offline": True, "cache_path": str(_offline_http_cache(tmp_path / "http_cache.sqlite"))}
+    result = services.validate({**settings, "requirement_severity": "REQUIRED"})
     assert result.passed(), [(issue.identifier, issue.message) for issue in result.get_issues()][:10]
+    recommended = {issue.check.identifier for issue in
+                   services.validate({**settings, "requirement_severity": "RECOMMENDED"}).get_issues()}
+    assert recommended and not recommended & {"process-run-crate-0.5_8.6", "ro-crate-1.1_22.2"}, recommended
 
 
 @pytest.mark.integration
@@ -573,7 +577,11 @@ def test_the_crate_holds_every_cell_s_chain_and_describes_the_weights_it_leaves_
     crate = ROCrate(tmp_path)
     entities = {entity.id: entity for entity in crate.get_entities()}
     assert crate.mainEntity.id == "Snakefile" and crate.root_dataset["about"].id == "results/tables/table5.tex"
+    authors = [author.id for author in crate.root_dataset["author"]]
+    assert authors == ["https://orcid.org/0000-0002-1825-0097", "#author/tiny-test"]
+    assert all(entities[author].type == "Person" for author in authors)
     actions = [e for e in entities.values() if e.type == "CreateAction" and e.id != "#run"]
+    assert actions and all([agent.id for agent in action["agent"]] == authors for action in actions)
     made = {result.id for action in actions for result in (action["result"] if isinstance(action["result"], list)
                                                            else [action["result"]])}
     seen: set[str] = set()
@@ -609,13 +617,26 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
 
     reviewer = clone(tmp_path / "reviewer")
 
-    def audit_crate(crate: Path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "--crate", str(crate), "--checkout",
-                               str(reviewer)], capture_output=True, text=True, timeout=600, cwd=reviewer)
+    def peftir(*args: str, cwd: Path = reviewer) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "peftir.cli", *args], capture_output=True, text=True,
+                              timeout=600, cwd=cwd)
+
+    def audit_crate(crate: Path, *args: str) -> subprocess.CompletedProcess:
+        return peftir("audit", "--crate", str(crate), "--checkout", str(reviewer), *args)
 
     done = audit_crate(workflow / CRATE)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "not re-hashed: " in done.stdout and "(weights" in done.stdout
+    weighed = tmp_path / "weights.zip"
+    made = peftir("crate", "results/tables/table5.tex", "-o", str(weighed), "--with-weights", "--checkout",
+                  str(workflow), "--author", "Ada <x>", cwd=workflow)
+    assert made.returncode == 1 and "author 'Ada <x>': give a name, or a name and its URL" in made.stdout
+    made = peftir("crate", "results/tables/table5.tex", "-o", str(weighed), "--with-weights", "--checkout",
+                  str(workflow), cwd=workflow)
+    assert made.returncode == 0 and " 0 left out" in made.stdout, made.stdout + made.stderr[-2000:]
+    done = audit_crate(weighed, "--rescore", "1")
+    assert done.returncode == 0 and "every run rescored on 1 queries" in done.stdout, done.stdout[-2000:]
+    assert "not re-hashed" not in done.stdout
     changed = tmp_path / "changed.zip"
     member = "results/runs/vaswani/colbert/ss_lora/fold1-seed1.run"
     with zipfile.ZipFile(workflow / CRATE) as source, zipfile.ZipFile(changed, "w") as target:

@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="leave out exported documents and indexes of public collections too (large)")
     crate.add_argument("--licence", default="https://spdx.org/licenses/CC-BY-4.0",
                        help="the licence of the crate's content (default CC-BY-4.0)")
+    crate.add_argument("--author", action="append", default=[], metavar="'NAME [<URL>]'",
+                       help="an author, the agent of the run: 'Ada Lovelace <https://orcid.org/0000-0000-0000-0000>' "
+                            "(repeat for several)")
     crate.add_argument("--directory", "-d", default=".", help="the workflow's working directory (holds results/)")
     crate.add_argument("--checkout", type=Path,
                        help="the workflow checkout (default: the one peftir is installed from)")
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         os.chdir(args.directory)
         try:
             summary = build_crate(args.report, args.output, checkout, with_weights=args.with_weights,
-                                  collections=not args.no_collections, licence=args.licence)
+                                  collections=not args.no_collections, licence=args.licence,
+                                  authors=args.author)
         except (CrateError, FileNotFoundError) as problem:
             print(f"peftir crate: {problem}")
             return 1

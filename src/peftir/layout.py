@@ -338,4 +338,5 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "depth": lambda config, wc: config["rerank"]["depth"],
     "table": lambda config, wc: report_layout(config, "tables", wc["table"]),
     "figure": lambda config, wc: report_layout(config, "figures", wc["figure"]),
+    "publication": lambda config, wc: config["publication"],
 })

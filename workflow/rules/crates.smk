@@ -10,6 +10,7 @@ rule crate:
     log:
         PATHS.log("crate", "{report}"),
     params:
+        **params_of("publication"),
         code=code_of("crate"),
     threads: threads_of("crate")
     resources:

@@ -4,4 +4,4 @@ from peftir.workflow.job import job
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.provenance.crate import make_crate
 
-    make_crate(smk.input.report, smk.output.crate)
+    make_crate(smk.input.report, smk.output.crate, smk.params.publication)

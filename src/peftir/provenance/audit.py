@@ -396,11 +396,12 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     for cell in numbers:
         for line in auditor.chain(cell):
             say(line)
-    say(f"audit passed: {len(numbers)} {'cell' if kind == 'table_tex' else 'bar'}(s), {len(auditor.verified)} files "
-        f"re-hashed with their inputs, metrics recomputed" + (", t-tests rerun" if kind == "table_tex" else "")
+    skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
+    say(f"audit passed: {len(numbers)} {'cell' if kind == 'table_tex' else 'bar'}(s), "
+        f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs, metrics recomputed"
+        + (", t-tests rerun" if kind == "table_tex" else "")
         + (", params and code match the config and checkout" if check_config else "")
         + (f", every run rescored on {rescored} queries from its weights" if rescored else ""))
-    skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
     if skipped:
         kinds = sorted({(layout.artefact(p) or ("file",))[0] for p in skipped})
         say(f"not re-hashed: {len(skipped)} files the crate leaves out by design ({', '.join(kinds)}); their "

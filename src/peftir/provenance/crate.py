@@ -12,7 +12,9 @@ writes it):
   ``object``, its outputs as ``result``, with start and end times; ``ControlAction`` s tie jobs to
   steps and an ``OrganizeAction`` (Snakemake) to the run of the workflow, whose result is the table;
 - every file of the chain, with its sha256 and size, its provenance record, and the config overlays
-  the run used; software versions and the commit.
+  the run used; software versions and the commit;
+- the authors named in the config's ``publication`` (or ``--author``), as the crate's ``author`` and the
+  ``agent`` of its actions, and the licence of its content.
 
 Left out, and described by path, sha256, size and why: model weights (``--with-weights`` puts them
 in), the documents of licensed collections (their ir_datasets id and licence are said; never copied),
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +56,7 @@ MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "ap
          ".sqlite": "application/vnd.sqlite3", ".py": "text/x-python", ".smk": "text/x-python",
          ".toml": "application/toml", ".rst": "text/x-rst", ".html": "text/html"}
 LICENCES = {"https://spdx.org/licenses/CC-BY-4.0": "Creative Commons Attribution 4.0 International"}
+AUTHOR = re.compile(r"^(?P<name>[^<>]*[^<> ])(?: <(?P<url>https?://[^<> ]+)>)?$")   # as the config schema's
 
 
 class CrateError(Exception):
@@ -164,7 +168,7 @@ class CrateWriter:
     """Builds the RO-Crate of one chain with ``rocrate``; staging files in a temporary directory."""
 
     def __init__(self, report: str, chain: Chain, checkout: Path, staging: Path, with_weights: bool,
-                 collections: bool, licence: str) -> None:
+                 collections: bool, licence: str, authors: list[str]) -> None:
         from rocrate.model.contextentity import ContextEntity
         from rocrate.rocrate import ROCrate
 
@@ -175,6 +179,21 @@ class CrateWriter:
         self.entities: dict[str, object] = {}
         self.with_weights, self.collections, self.licence = with_weights, collections, licence
         self.table_record = chain.files[report]
+        self.authors = [self.person(author) for author in authors]
+
+    def person(self, author: str) -> object:
+        """``Name`` or ``Name <URL>`` (an ORCID, say) as a Person, identified by its URL where it has one."""
+        found = AUTHOR.match(author)
+        if not found:
+            raise CrateError(f"author {author!r}: give a name, or a name and its URL: "
+                             "'Ada Lovelace <https://orcid.org/0000-0000-0000-0000>'")
+        identifier = found["url"] or "#author/" + re.sub(r"[^A-Za-z0-9]+", "-", found["name"]).strip("-").lower()
+        return self.crate.add(self.Entity(self.crate, identifier, properties={"@type": "Person",
+                                                                               "name": found["name"]}))
+
+    def by_authors(self, properties: dict) -> dict:
+        """An action's properties with its agents, the authors, where there are any."""
+        return {**properties, "agent": _one(self.authors)} if self.authors else properties
 
     # --- files -------------------------------------------------------------------------------------
     def data_file(self, path: str, record: dict | None) -> object:
@@ -289,11 +308,12 @@ class CrateWriter:
             inputs = [self.data_file(p, self.chain.files.get(p)) for files in record["inputs"].values() for p in files]
             params = [self.parameter(name, value) for name, value in sorted(record["params"].items())]
             job = self.crate.add_action(tool, f"#job/{index}", object=_one(inputs + params),
-                                        result=_one([self.data_file(p, record) for p in outputs]), properties={
+                                        result=_one([self.data_file(p, record) for p in outputs]),
+                                        properties=self.by_authors({
                 "name": f"{record['rule']} ({wildcards})" if wildcards else record["rule"],
                 "description": f"job of rule {record['rule']} on {record['host']}"
                                + (f", SLURM job {record['slurm_job_id']}" if record["slurm_job_id"] else ""),
-                "startTime": record["started"], "endTime": record["ended"]})
+                "startTime": record["started"], "endTime": record["ended"]}))
             controls.append(self.crate.add(self.Entity(self.crate, f"#control/{index}", properties={
                 "@type": "ControlAction", "name": f"orchestrate {job['name']}", "instrument": {"@id": step.id},
                 "object": {"@id": job.id}})))
@@ -314,21 +334,24 @@ class CrateWriter:
         results = [self.entities[p] for p in sorted(self.chain.files) if self.chain.files[p] is table]
         started = min(r["started"] for r in self.chain.jobs.values())
         ended = max(r["ended"] for r in self.chain.jobs.values())
-        run = crate.add_action(workflow, "#run", object=_one(configs), result=_one(results), properties={
+        run = crate.add_action(workflow, "#run", object=_one(configs), result=_one(results),
+                               properties=self.by_authors({
             "name": f"the run of the workflow that made {self.report}", "startTime": started, "endTime": ended,
-            "description": "the jobs of this result's chain: each is a CreateAction of its rule's script"})
+            "description": "the jobs of this result's chain: each is a CreateAction of its rule's script"}))
         engine = crate.add(self.Entity(crate, SNAKEMAKE, properties={
             "@type": "SoftwareApplication", "name": "Snakemake", "url": SNAKEMAKE,
             "version": table["versions"].get("snakemake")}))
-        crate.add(self.Entity(crate, "#orchestration", properties={
+        crate.add(self.Entity(crate, "#orchestration", properties=self.by_authors({
             "@type": "OrganizeAction", "name": "Snakemake's run of the jobs", "instrument": {"@id": engine.id},
-            "object": controls, "result": {"@id": run.id}}))
+            "object": controls, "result": {"@id": run.id}})))
         root["name"] = f"PEFT-IR Repro: {self.report}"
         root["description"] = (f"{self.report} and every job, file, config and code version behind it (commit "
                                f"{table['git']['commit']}); audit with `peftir audit --crate`")
         root["license"] = crate.add(self.Entity(crate, self.licence, properties={
             "@type": "CreativeWork", "name": LICENCES.get(self.licence, self.licence), "url": self.licence}))
         root["datePublished"] = records.now()
+        if self.authors:
+            root["author"] = _one(self.authors)
         root["conformsTo"] = profiles
         root["mentions"] = [run] + [crate.get(f"#job/{i}") for i in range(len(self.chain.jobs))]
         root["about"] = self.entities[self.report]
@@ -357,13 +380,16 @@ def zip_tree(tree: Path, output: Path) -> None:
 
 
 def build_crate(report: str, output: str | os.PathLike, checkout: Path, with_weights: bool = False,
-                collections: bool = True, licence: str = "https://spdx.org/licenses/CC-BY-4.0") -> dict:
-    """Write the Workflow Run RO-Crate of ``report`` (from the working directory that holds ``results/``)."""
+                collections: bool = True, licence: str = "https://spdx.org/licenses/CC-BY-4.0",
+                authors: list[str] = ()) -> dict:
+    """Write the Workflow Run RO-Crate of ``report`` (from the working directory that holds ``results/``);
+    ``authors``: ``Name`` or ``Name <URL>`` each."""
     chain = chain_of(report)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="peftir-crate-") as staging:
-        writer = CrateWriter(report, chain, checkout, Path(staging), with_weights, collections, licence)
+        writer = CrateWriter(report, chain, checkout, Path(staging), with_weights, collections, licence,
+                             list(authors))
         partial = output.with_name(f".{output.name}.part")
         writer.build(partial)
         os.replace(partial, output)
@@ -371,9 +397,11 @@ def build_crate(report: str, output: str | os.PathLike, checkout: Path, with_wei
     return {"jobs": len(chain.jobs), "files": len(chain.files), "left_out": left, "bytes": output.stat().st_size}
 
 
-def make_crate(report: str, output: str) -> None:
-    """The ``crate`` rule: the result's crate without weights, from the workflow's own checkout."""
-    summary = build_crate(report, output, Path(records.workflow_checkout()))
+def make_crate(report: str, output: str, publication: dict) -> None:
+    """The ``crate`` rule: the result's crate without weights, from the workflow's own checkout, with the
+    config's ``publication`` (authors, licence)."""
+    summary = build_crate(report, output, Path(records.workflow_checkout()), licence=publication["licence"],
+                          authors=publication["authors"])
     print(json.dumps(summary), file=sys.stderr)
 
 
