@@ -89,16 +89,19 @@ class DocStore:
             places.update((docid, (offset, length)) for docid, offset, length in self._db.execute(query, chunk))
         return places
 
+    @staticmethod
+    def _absent(ids: Sequence[str], places: dict[str, tuple[int, int]]) -> list[str]:
+        return [docid for docid in dict.fromkeys(ids) if docid not in places]
+
     def missing(self, ids: Sequence[str]) -> list[str]:
         """The ids of ``ids`` that are not documents of the collection."""
-        places = self._places(ids)
-        return [docid for docid in dict.fromkeys(ids) if docid not in places]
+        return self._absent(ids, self._places(ids))
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The texts of ``ids``; an id the collection lacks (a run or triple from another collection), or a
         line that is not the document the lookup promises, is an error naming the file."""
         places = self._places(ids)
-        missing = [docid for docid in dict.fromkeys(ids) if docid not in places]
+        missing = self._absent(ids, places)
         if missing:
             raise MalformedFileError(f"{self.docs}: {len(missing)} documents are not in the collection "
                                      f"(e.g. {missing[:5]}): the run or triples come from another collection")
@@ -119,3 +122,9 @@ class DocStore:
     def close(self) -> None:
         self._db.close()
         self._file.close()
+
+    def __enter__(self) -> DocStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -139,6 +139,12 @@ def rotation(doc: Mapping[str, Any], k: str | int) -> dict[str, list[str]]:
     return {"train": train, "valid": list(doc["folds"][str(valid)]), "test": list(doc["folds"][str(test)])}
 
 
+def test_queries(doc: Mapping[str, Any]) -> list[str]:
+    """Every query some fold tests: all of them under cross-validation, the test split otherwise."""
+    groups = [doc["splits"]["test"]] if "splits" in doc else doc["folds"].values()
+    return sorted({qid for group in groups for qid in group})
+
+
 def fold_ids(spec: Mapping[str, Any]) -> list[str]:
     """Fold names for the DAG (no ir_datasets calls): "1".."n", or ["1"] for pre-assigned splits."""
     config = _config(spec)

@@ -96,13 +96,9 @@ def make_triples(spec: Mapping[str, Any], qrels: str | Path, folds: str | Path, 
                               counts)
     else:
         raise ValueError(f"training triples from {spec['source']!r}: allowed: docpairs, doctriples")
-    store = DocStore(docs, lookup)
-    try:
-        with atomic_write(output) as handle:
-            for qid, positive, negative in _checked(triples, store):
-                handle.write(f"{qid}\t{positive}\t{negative}\n")
-    finally:
-        store.close()
+    with DocStore(docs, lookup) as store, atomic_write(output) as handle:
+        for qid, positive, negative in _checked(triples, store):
+            handle.write(f"{qid}\t{positive}\t{negative}\n")
     if not counts["triples"]:
         raise ActionableError(f"{spec['irds']}: no training triple for the {len(train)} training queries")
     for what, count in sorted(counts.items()):

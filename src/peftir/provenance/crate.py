@@ -149,10 +149,6 @@ def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path) -> list
     return paths
 
 
-def _sha256(path: Path) -> str:
-    return records.sha256(path)
-
-
 def _media(path: str) -> str:
     """The file's media type, as RO-Crate recommends for data entities (octet-stream where none fits)."""
     return MEDIA.get(Path(path).suffix, "text/plain" if Path(path).name in ("Snakefile", "Makefile")
@@ -204,7 +200,7 @@ class CrateWriter:
             if record else None
         source = Path(path)
         why = left_out(path, record, self.with_weights, self.collections) if record else None
-        properties = {"name": path, "sha256": digest or _sha256(source)}
+        properties = {"name": path, "sha256": digest or records.sha256(source)}
         if source.is_file():
             properties["contentSize"] = str(source.stat().st_size)
         if not source.is_dir():
@@ -222,9 +218,10 @@ class CrateWriter:
 
     def record_file(self, path: str) -> None:
         record = records.record_path(path)
+        about = self.data_file(path, self.chain.files.get(path))
         self.crate.add_file(str(record), dest_path=record.as_posix(), properties={
-            "name": f"provenance record of {path}", "sha256": _sha256(record), "encodingFormat": "application/json",
-            "about": {"@id": self.data_file(path, self.chain.files.get(path)).id}})
+            "name": f"provenance record of {path}", "sha256": records.sha256(record),
+            "encodingFormat": "application/json", "about": {"@id": about.id}})
 
     # --- workflow ----------------------------------------------------------------------------------
     def workflow(self) -> object:
@@ -246,7 +243,7 @@ class CrateWriter:
         for path in tracked:
             if path == "Snakefile":
                 continue
-            properties = {"name": path, "sha256": _sha256(source / path), "encodingFormat": _media(path)}
+            properties = {"name": path, "sha256": records.sha256(source / path), "encodingFormat": _media(path)}
             if path in tools:
                 properties.update({"@type": ["File", "SoftwareSourceCode"], "version": git["commit"],
                                    "description": "a rule's script: it calls one function of the peftir package"})
@@ -289,7 +286,7 @@ class CrateWriter:
         if path not in self.entities:
             source = records.config_path(entry, self.checkout)
             self.entities[path] = self.crate.add_file(str(source), dest_path=path, properties={
-                "name": path, "sha256": _sha256(source), "encodingFormat": "application/yaml"})
+                "name": path, "sha256": records.sha256(source), "encodingFormat": "application/yaml"})
         return self.entities[path]
 
     def parameter(self, name: str, value: object) -> object:

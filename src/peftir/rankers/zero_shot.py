@@ -30,23 +30,15 @@ def encoder(backbone: dict, execution: dict):
                                config_kwargs=layers)
 
 
-def test_queries(folds_path: str) -> list[str]:
-    """Every query some fold tests (all of them under cross-validation; the test split otherwise)."""
-    doc = folds.read_folds(folds_path)
-    groups = [doc["splits"]["test"]] if "splits" in doc else list(doc["folds"].values())
-    return sorted({qid for group in groups for qid in group})
-
-
 @torch.inference_mode()
 def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[str], settings: dict,
                      reranking: dict) -> Run:
     """Cosine of the untrained encodings of each query and its top-``depth`` BM25 candidates."""
     run = read_run(candidates, qids, reranking["depth"])
     topics = read_topics(collection.queries, qids)
-    store = collection.store()
     qids = [qid for qid in qids if run.get(qid)]
     scored: Run = {}
-    with progress(sum(len(run[qid]) for qid in qids), "zero-shot candidates") as bar:
+    with collection.store() as store, progress(sum(len(run[qid]) for qid in qids), "zero-shot candidates") as bar:
         for group in query_groups(qids, run, GROUP_PAIRS):
             docids = sorted({docid for qid in group for docid in run[qid]})
             texts = store.texts(docids)
@@ -61,20 +53,20 @@ def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[
                 similarity = model.similarity(query.unsqueeze(0), torch.stack([docs[d] for d in ranked]))[0]
                 scored[qid] = dict(zip(ranked, similarity.tolist()))
                 bar.update(len(ranked))
-    store.close()
     return scored
 
 
-def rerank_zero_shot(collection: Collection, candidates: str, dataset: str, backbone: dict, settings: dict,
+def rerank_zero_shot(collection: Collection, candidates: str, dataset: str, backbone: dict, lengths: dict,
                      reranking: dict, execution: dict, threads: int, output: str, metadata: str) -> None:
-    """The ``zero_shot`` rule: the untrained backbone reranks every test query's BM25 candidates."""
+    """The ``zero_shot`` rule: the untrained backbone reranks every test query's BM25 candidates, cut to the
+    rankers' ``lengths`` (``max_query_len``, ``max_doc_len``, ``max_seq_len``)."""
     torch.set_num_threads(threads)
-    qids = test_queries(collection.folds)
-    run = zero_shot_scores(encoder(backbone, execution), collection, candidates, qids, settings, reranking)
+    qids = folds.test_queries(folds.read_folds(collection.folds))
+    run = zero_shot_scores(encoder(backbone, execution), collection, candidates, qids, lengths, reranking)
     report_missing(answered(run), qids, output)
     write_run(output, run, tag="backbone-zero-shot")
     about = {"retrieval": f"BM25 top-{reranking['depth']}, reranked by the untrained backbone (sentence-"
                           f"transformers pooling, cosine)", "backbone": backbone,
-             "lengths": {key: settings[key] for key in ("max_query_len", "max_doc_len", "max_seq_len")}}
+             "lengths": lengths}
     write_ir_metadata(metadata, ir_metadata("backbone-zero-shot", about, {"name": dataset,
                                                                           "queries": "every fold's test queries"}))
