@@ -108,3 +108,19 @@ def test_only_the_splits_some_job_reads_are_searched(searched: dict, tmp_path: P
                      {"k1": 0.9, "b": 0.4, "depth": 10, "splits": ["valid", "test"]}, "vaswani", threads=1)
     assert set(read_run(tmp_path / "run.txt")) == {"3", "4", "5"}
     assert read_run(tmp_path / "run.txt", {"4"}) == {"4": read_run(searched["run"], {"4"}, depth=10)["4"]}
+
+
+def test_a_language_analyzer_stems_that_language(tmp_path: Path):
+    """German plural and singular meet under Anserini's German analyzer, not under its default English one."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    docs = {"katze": "Die Katze schläft auf dem Sofa", "hund": "Der Hund läuft durch den Garten"}
+    (corpus / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in docs.items()))
+    found = {}
+    for language in ("de", None):
+        index = tmp_path / f"index-{language}"
+        bm25.build_index(corpus, index, threads=1, expected_docs=2, log=io.StringIO(), language=language)
+        bm25.search(index, {"1": "Katzen"}, tmp_path / f"run-{language}", k1=0.9, b=0.4, hits=10, threads=1,
+                    log=io.StringIO(), language=language)
+        found[language] = [line.split()[2] for line in (tmp_path / f"run-{language}").read_text().splitlines()]
+    assert found == {"de": ["katze"], None: []}

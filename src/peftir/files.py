@@ -57,3 +57,21 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary directory beside ``path`` for a writer that fills a directory (a checkpoint, an index),
+    put in place of ``path`` only when the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(path)
+    building = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
+    try:
+        yield building
+        building.chmod(plain_mode(0o777))  # mkdtemp's 0700 would hide the directory from a group
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(building, path)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ from typing import IO, Mapping
 
 from ..data.folds import read_folds
 from ..data.trec import read_topics, report_missing, run_blocks, write_run, write_topics
-from ..files import plain_mode, remove_leftovers
+from ..files import atomic_directory, remove_leftovers
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 
 TAIL_LINES = 30
@@ -75,28 +74,23 @@ def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str
 
 
 def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, expected_docs: int,
-                log: IO[str] | None = None) -> None:
+                log: IO[str] | None = None, language: str | None = None) -> None:
     """Index a JsonCollection directory into ``index_dir`` (built beside it, renamed at the end);
-    fail unless Anserini reports exactly ``expected_docs`` documents indexed."""
-    index_dir = Path(index_dir)
-    index_dir.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftovers(index_dir)
-    building = Path(tempfile.mkdtemp(dir=index_dir.parent, prefix=f".{index_dir.name}.", suffix=".part"))
-    try:
+    fail unless Anserini reports exactly ``expected_docs`` documents indexed. ``language``: one of
+    Anserini's language analyzers (``de``, ``es``, ``fi``...; None = its default English analyzer)."""
+    with atomic_directory(index_dir) as building:
         tail = _run_java("io.anserini.index.IndexCollection", [
             "-collection", "JsonCollection", "-input", str(corpus_dir), "-index", str(building),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
-            "-storePositions", "-storeDocvectors", "-storeRaw"], log)
+            "-storePositions", "-storeDocvectors", "-storeRaw", *_language(language)], log)
         counts = [int(found.group(1).replace(",", "")) for line in tail for found in [INDEXED.search(line)] if found]
         if counts != [expected_docs]:
             raise RuntimeError(f"Anserini indexed {counts[0] if counts else 'an unknown number of'} documents of "
                                f"the {expected_docs} exported from {corpus_dir}; the index is not kept")
-        building.chmod(plain_mode(0o777))  # mkdtemp's 0700 would hide the index from a group
-        if index_dir.exists():
-            shutil.rmtree(index_dir)
-        os.replace(building, index_dir)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
+
+
+def _language(language: str | None) -> list[str]:
+    return ["-language", language] if language else []
 
 
 def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, threads: int) -> None:
@@ -107,7 +101,7 @@ def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, 
 
 
 def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,
-           hits: int, threads: int, log: IO[str] | None = None) -> None:
+           hits: int, threads: int, log: IO[str] | None = None, language: str | None = None) -> None:
     """BM25-rank ``topics`` (query id → text); the run is rewritten atomically with tag "bm25", one query
     at a time, so memory stays that of one query however many there are. Queries that retrieve nothing
     are reported (they reach the rerankers with no candidates)."""
@@ -124,7 +118,7 @@ def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Pat
         _run_java("io.anserini.search.SearchCollection", [
             "-index", str(index_dir), "-topics", str(topics_path), "-topicReader", "TsvString",
             "-output", str(raw), "-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b),
-            "-hits", str(hits), "-threads", str(threads)], log)
+            "-hits", str(hits), "-threads", str(threads), *_language(language)], log)
         if not raw.exists():
             raise RuntimeError(f"SearchCollection wrote no run for {len(topics)} topics on {index_dir}")
         answered: set[str] = set()

@@ -1,0 +1,1 @@
+"""Pretraining: backbones and language modules built before any ranker is trained."""

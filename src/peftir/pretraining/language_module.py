@@ -1,0 +1,111 @@
+"""Language modules by masked-language modelling on one language's text: a language adapter or a language SFTM.
+
+The rule ``mlm_language_adapter`` runs one job per language and module kind. The encoder stays frozen:
+
+- ``adapter``: a Pfeiffer + NICE adapter (``peftir.methods.modular.language_adapter_config``) trained with
+  ``train_adapter`` (AdapterHub leaves the MLM head's transform trainable and freezes the tied decoder, as
+  the authors' adapter-transformers did for the transform); saved without the head, as the rankers load it;
+- ``sftm``: a language mask by lottery-ticket sparse fine-tuning of the encoder (LayerNorms and the tied
+  decoder frozen, as the authors' ``--freeze_layer_norm --freeze_decoder``), K = the parameter count of the
+  language adapter of the same reduction factor, L1 pull toward θ0 in both phases.
+
+Both report the held-out MLM loss and perplexity before and after, on the same masked tokens.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from ..files import atomic_directory, atomic_write
+from ..methods import modular
+from ..methods.sparse_fine_tuning import lottery_ticket_sft
+from ..training import mlm
+from ..training.steps import train_steps
+
+SFTM_FILE = "sftm.pt"
+
+
+def _language_adapter(model, language: str, settings: dict) -> str:
+    name = modular.language_adapter_name(language)
+    model.add_adapter(name, config=modular.language_adapter_config(settings["reduction_factor"],
+                                                                   settings["non_linearity"]))
+    model.train_adapter(name)
+    return name
+
+
+def _mask_size(model, settings: dict) -> int:
+    """K: the size of the language adapter this mask is compared with (same reduction factor)."""
+    model.add_adapter("size_probe", config=modular.language_adapter_config(settings["reduction_factor"]))
+    size = modular.adapter_parameters(model, "size_probe")
+    model.delete_adapter("size_probe")
+    return size
+
+
+def _sftm_parameters(model, settings: dict) -> tuple[list[str], list[str]]:
+    """What a language mask may change (the encoder; LayerNorms too unless frozen; the word embeddings unless
+    the decoder is frozen, since they are the tied decoder) and what is trained densely beside it (the MLM
+    head's transform and bias, which composition leaves out: ``apply(with_abs=False)``)."""
+    decoder = model.get_output_embeddings().weight
+    named = dict(model.named_parameters())
+    maskable = [n for n in modular.encoder_parameter_names(model, settings["freeze_layer_norm"])
+                if not (settings["freeze_decoder"] and named[n] is decoder)]
+    head = f"heads.{modular.MLM_HEAD}."
+    dense = [n for n, p in named.items() if n.startswith(head) and p is not decoder]
+    return maskable, dense
+
+
+def _train(model, blocks, tokenizer, settings: dict, seed: int, steps: int, regulariser=None) -> list[float]:
+    batches = mlm.training_batches(blocks, settings["batch_size"], tokenizer, seed)
+
+    def loss_of(step: int):
+        loss = mlm.mlm_loss(model, next(batches))
+        return loss if regulariser is None else loss + regulariser()
+
+    return train_steps(model, loss_of, steps, settings["lr"], settings.get("warmup", 0),
+                       settings.get("weight_decay", 0.0), log_every=max(1, steps // 10))
+
+
+def train_language_module(backbone: str, corpus: str, heldout: str, language: str, kind: str, settings: dict,
+                          seed: int, threads: int, output: str, summary: str) -> dict:
+    """The ``mlm_language_adapter`` rule: one language module (``kind``: adapter or sftm) trained by MLM on
+    ``corpus``, written to the directory ``output`` (an AdapterHub adapter, or ``sftm.pt``), and ``summary``."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    model, tokenizer = modular.load_encoder(backbone, with_mlm_head=True, pooler=False)
+    blocks = mlm.text_blocks(tokenizer, corpus, settings["block_size"])
+    held = mlm.heldout_batches(mlm.text_blocks(tokenizer, heldout, settings["block_size"],
+                                               settings["heldout_blocks"]), settings["batch_size"], tokenizer)
+    started = time.monotonic()
+    facts: dict = {"language": language, "kind": kind, "seed": seed, "training_blocks": len(blocks),
+                   "block_size": settings["block_size"]}
+    if kind == "adapter":
+        name = _language_adapter(model, language, settings)
+        facts["heldout_before"] = mlm.heldout_loss(model, held)  # the adapter starts near the identity
+        facts["losses"] = _train(model, blocks, tokenizer, settings, seed, settings["steps"])
+        facts["parameters"] = modular.adapter_parameters(model, name)
+        facts["heldout_after"] = mlm.heldout_loss(model, held)
+        with atomic_directory(output) as building:
+            model.save_adapter(str(building), name, with_head=False)
+    else:
+        facts["heldout_before"] = mlm.heldout_loss(model, held)
+        maskable, dense = _sftm_parameters(model, settings)
+        modular.freeze_all_but(model, set(maskable + dense))
+        k = _mask_size(model, settings)
+        phases = settings["phase_steps"]
+        sft, facts["sft"] = lottery_ticket_sft(
+            model, maskable, dense, k,
+            lambda phase, regulariser: _train(model, blocks, tokenizer, settings, seed + phase, phases[phase - 1],
+                                              regulariser),
+            l1=(settings["l1"], settings["l1"]))
+        facts["parameters"] = k
+        facts["heldout_after"] = mlm.heldout_loss(model, held)
+        with atomic_directory(output) as building:
+            sft.save(Path(building) / SFTM_FILE)
+    facts["seconds"] = round(time.monotonic() - started, 1)
+    with atomic_write(summary) as handle:
+        json.dump(facts, handle, indent=1)
+        handle.write("\n")
+    return facts

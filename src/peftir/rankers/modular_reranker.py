@@ -1,0 +1,122 @@
+"""A cross-lingual reranker composed at test time from modules (Litschko et al., §2 and Table 1).
+
+A system (``peftir.layout.CLIR_SYSTEMS``) names the ranking module kind and which language modules go under it:
+
+- adapters: ``query`` / ``doc`` = ``Stack(LA of that language, RA)``; ``split`` = ``Stack(Split(LA_q, LA_d), RA)``
+  with the split at the first token of the document (the length of ``[CLS] q [SEP]``, the same for every pair of
+  a batch, which holds one query); ``invertible: false`` deletes the language adapter's invertible adapter
+  first (−INV, test time only); ``none`` = the RA alone;
+- SFTMs: θ0 + RM + LM of the query's language, the document's, or both (their sum);
+- ``full``: monoBERT, fine-tuned as a whole, no language module.
+
+The ``depth`` best pre-ranked documents are rescored (the logit; the sigmoid the authors' CrossEncoder applies
+does not change the order) and put first; the rest of the pre-ranking follows unchanged, so MAP covers it.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from adapters.composition import Split, Stack
+
+from ..data import trec
+from ..methods import modular
+from ..methods.sparse_fine_tuning import SparseFineTuning
+from ..pretraining.language_module import SFTM_FILE
+from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
+from ..training.ranking_module import FULL_MODEL_FILE
+
+
+class ComposedReranker:
+    """The encoder with the system's modules in place, scoring one query's documents a batch at a time."""
+
+    def __init__(self, backbone: str, system: dict, ranking_module: str, language_modules: dict[str, str],
+                 query_language: str, doc_language: str, pooler: bool) -> None:
+        self.model, self.tokenizer = modular.load_encoder(backbone, with_mlm_head=False, pooler=pooler)
+        self.system, self.split = system, None
+        kind, languages = system["module"], {"query": query_language, "doc": doc_language}
+        if kind == "adapter":
+            ranking = self.model.load_adapter(ranking_module, load_as=modular.RANKING_ADAPTER, with_head=True)
+            self.model.active_head = ranking
+            if system["language"] is None:
+                self.model.set_active_adapters(ranking)
+            else:
+                names = {lang: self.model.load_adapter(language_modules[lang], with_head=False,
+                                                       load_as=modular.language_adapter_name(lang))
+                         for lang in set(languages.values())}
+                loaded = {role: names[lang] for role, lang in languages.items()}
+                if not system["invertible"]:
+                    for name in set(loaded.values()):
+                        self.model.base_model.delete_invertible_adapter(name)
+                if system["language"] == "split":
+                    self.split = (loaded["query"], loaded["doc"], ranking)
+                else:
+                    self.model.set_active_adapters(Stack(loaded[system["language"]], ranking))
+        else:
+            modular.add_ranking_head(self.model, pooler)
+            if kind == "full":
+                self.model.load_state_dict(torch.load(Path(ranking_module) / FULL_MODEL_FILE, map_location="cpu",
+                                                      weights_only=True))
+            else:
+                both = sorted(set(languages.values()))     # LM_both = LM_q + LM_d (once for one language)
+                for lang in both if system["language"] == "both" else [languages[system["language"]]]:
+                    SparseFineTuning.load(Path(language_modules[lang]) / SFTM_FILE).apply(self.model, with_abs=False)
+                SparseFineTuning.load(Path(ranking_module) / SFTM_FILE).apply(self.model, with_abs=True)
+        self.model.eval()
+
+    def scores(self, query: str, docs: list[str], max_len: int) -> list[float]:
+        encoded = self.tokenizer([query] * len(docs), docs, truncation="longest_first", max_length=max_len,
+                                 padding=True, return_tensors="pt")
+        if self.split is not None:
+            query_tokens = int((encoded["token_type_ids"][0] == 0).sum())
+            length = encoded["input_ids"].shape[1]
+            la_query, la_doc, ranking = self.split
+            self.model.set_active_adapters(Stack(Split(la_query, la_doc, splits=[query_tokens, length - query_tokens]),
+                                                 ranking))
+        with torch.no_grad():
+            return self.model(**encoded).logits[:, 0].tolist()
+
+
+def reranked(head: dict[str, float], prerank: dict[str, float]) -> dict[str, float]:
+    """Rescored documents first (their scores as they are), then the rest of the pre-ranking in its order."""
+    if not head:
+        return dict(prerank)
+    floor = min(head.values()) - 1.0
+    rest = [doc for doc, _ in trec.ranked(prerank) if doc not in head]
+    return {**head, **{doc: floor - position for position, doc in enumerate(rest)}}
+
+
+def documents(path: str, ids: set[str]) -> dict[str, str]:
+    """The texts of the documents ``ids`` from a JSON-lines collection, read in one pass."""
+    found = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            doc = json.loads(line)
+            if doc["id"] in ids:
+                found[doc["id"]] = doc["contents"]
+    return found
+
+
+def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: dict[str, str], pair: str,
+                queries: str, docs: str, prerank: str, qids: list[str], settings: dict, threads: int, run: str,
+                metadata: str) -> None:
+    """The ``rerank_clir`` rule: one system's run on one language pair's ``qids``."""
+    torch.set_num_threads(threads)
+    query_language, doc_language = pair.split("-")
+    reranker = ComposedReranker(backbone, system, ranking_module, language_modules, query_language, doc_language,
+                                settings["head_pooler"])
+    topics = trec.read_topics(queries, set(qids))
+    candidates = trec.read_run(prerank, set(qids))
+    tops = {qid: [doc for doc, _ in trec.ranked(candidates.get(qid, {}))][:settings["depth"]] for qid in topics}
+    texts = documents(docs, {doc for top in tops.values() for doc in top})
+    results = {}
+    for qid in sorted(topics):
+        head = {}
+        for start in range(0, len(tops[qid]), settings["batch_size"]):
+            batch = tops[qid][start:start + settings["batch_size"]]
+            head.update(zip(batch, reranker.scores(topics[qid], [texts[d] for d in batch], settings["max_len"])))
+        results[qid] = reranked(head, candidates.get(qid, {}))
+    trec.write_run(run, results, tag=system["name"])
+    write_ir_metadata(metadata, ir_metadata(system["name"], {"reranker": system, **settings},
+                                            {"name": f"modular-clir/{pair}"}))

@@ -1,0 +1,143 @@
+"""Ranking modules trained on source-language (English) relevance data with binary cross-entropy on one logit.
+
+The rule ``ranking_adapter`` runs one job per module kind × reduction factor × seed (Litschko et al., §2):
+
+- ``adapter`` (RA): a Pfeiffer adapter stacked on the frozen source-language adapter, ``Stack(la_en, ra)``;
+- ``sftm`` (RM): a ranking mask by lottery-ticket sparse fine-tuning of the encoder with the source-language
+  mask applied (θ0 = encoder + LM_en), K = the RA's size at the same reduction factor; the head dense;
+- ``full``: monoBERT, every parameter of the encoder fine-tuned (the paper's baseline), no language module.
+
+Training instances follow the authors' cross-encoder recipe: every ``negatives + 1``-th instance is a
+(query, relevant document, 1) pair, the others (query, non-relevant candidate, 0), so positives:negatives
+= 1:4 with the paper's value. Queries and documents come from the exported collection and its BM25 run.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Iterator
+
+import torch
+from adapters.composition import Stack
+from torch import Tensor, nn
+
+from ..data import trec
+from ..files import atomic_directory, atomic_write
+from ..methods import modular
+from ..methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft
+from ..pretraining.language_module import SFTM_FILE
+from ..rankers.inputs import Collection
+from .steps import train_steps
+
+FULL_MODEL_FILE = "model.pt"
+Instance = tuple[str, str, float]
+
+
+def relevance_instances(collection: Collection, candidates: str, depth: int, negatives: int,
+                        seed: int) -> Iterator[Instance]:
+    """(query text, document text, label) forever, 1 positive then ``negatives`` negatives, queries drawn at
+    random among those with a relevant document and a non-relevant candidate."""
+    qrels = trec.read_qrels(collection.qrels)
+    run = trec.read_run(candidates, depth=depth)
+    topics = trec.read_topics(collection.queries)
+    pools = {}
+    for qid, docs in run.items():
+        relevant = [d for d, rel in qrels.get(qid, {}).items() if rel > 0]
+        other = [d for d in docs if qrels.get(qid, {}).get(d, 0) <= 0]
+        if relevant and other:
+            pools[qid] = (relevant, other)
+    if not pools:
+        raise ValueError(f"{collection.qrels}: no query has a relevant document and a non-relevant candidate in "
+                         f"{candidates}")
+    qids, rng = sorted(pools), random.Random(seed)
+    with collection.store() as store:
+        count = 0
+        while True:
+            qid = rng.choice(qids)
+            positive = count % (negatives + 1) == 0
+            doc = rng.choice(pools[qid][0 if positive else 1])
+            yield topics[qid], store.texts([doc])[doc], float(positive)
+            count += 1
+
+
+def ranking_loss(model: nn.Module, tokenizer, batch: list[Instance], max_len: int) -> Tensor:
+    encoded = tokenizer([q for q, _, _ in batch], [d for _, d, _ in batch], truncation="longest_first",
+                        max_length=max_len, padding=True, return_tensors="pt")
+    logits = model(**encoded).logits[:, 0]
+    labels = torch.tensor([label for _, _, label in batch])
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels)
+
+
+def _ranking_adapter(model: nn.Module, language_module: str, source_language: str, settings: dict,
+                     reduction_factor: int) -> None:
+    language = model.load_adapter(language_module, load_as=modular.language_adapter_name(source_language),
+                                  with_head=False)
+    model.add_adapter(modular.RANKING_ADAPTER, config=modular.ranking_adapter_config(
+        reduction_factor, settings["non_linearity"]))
+    modular.add_ranking_head(model, settings["head_pooler"])
+    model.train_adapter(modular.RANKING_ADAPTER)
+    model.set_active_adapters(Stack(language, modular.RANKING_ADAPTER))   # after train_adapter, which resets it
+
+
+def _mask_size(model: nn.Module, reduction_factor: int, non_linearity: str) -> int:
+    """K of a ranking mask: the size of the ranking adapter of the same reduction factor."""
+    model.add_adapter("size_probe", config=modular.ranking_adapter_config(reduction_factor, non_linearity))
+    size = modular.adapter_parameters(model, "size_probe")
+    model.delete_adapter("size_probe")
+    return size
+
+
+def train_ranking_module(backbone: str, language_module: str | None, source_language: str, kind: str,
+                         reduction_factor: int, settings: dict, collection: Collection, candidates: str, seed: int,
+                         threads: int, output: str, summary: str) -> dict:
+    """The ``ranking_adapter`` rule: one ranking module (module docstring) written to the directory ``output``
+    (an AdapterHub adapter with its head, ``sftm.pt``, or monoBERT's ``model.pt``), and its ``summary``."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    model, tokenizer = modular.load_encoder(backbone, with_mlm_head=False, pooler=settings["head_pooler"])
+    instances = relevance_instances(collection, candidates, settings["train_depth"], settings["negatives"], seed)
+
+    def loss_of(step: int) -> Tensor:
+        return ranking_loss(model, tokenizer, [next(instances) for _ in range(settings["batch_size"])],
+                            settings["max_len"])
+
+    def train(steps: int) -> list[float]:
+        return train_steps(model, loss_of, steps, settings["lr"], settings["warmup"], settings["weight_decay"],
+                           log_every=max(1, steps // 10))
+
+    started = time.monotonic()
+    facts: dict = {"kind": kind, "reduction_factor": reduction_factor, "seed": seed,
+                   "source_language": source_language}
+    if kind == "adapter":
+        _ranking_adapter(model, language_module, source_language, settings, reduction_factor)
+        facts["trainable_parameters"] = modular.trainable_parameters(model)
+        facts["module_parameters"] = modular.adapter_parameters(model, modular.RANKING_ADAPTER)
+        facts["losses"] = train(settings["steps"])
+        with atomic_directory(output) as building:
+            model.save_adapter(str(building), modular.RANKING_ADAPTER, with_head=True)
+    elif kind == "sftm":
+        SparseFineTuning.load(Path(language_module) / SFTM_FILE).apply(model, with_abs=False)
+        modular.add_ranking_head(model, settings["head_pooler"])
+        maskable = modular.encoder_parameter_names(model, freeze_layer_norm=False)
+        dense = [f"heads.{modular.RANKING_HEAD}.{n}" for n, _ in model.heads[modular.RANKING_HEAD].named_parameters()]
+        modular.freeze_all_but(model, set(maskable + dense))
+        k = _mask_size(model, reduction_factor, settings["non_linearity"])
+        phases = settings["phase_steps"]
+        sft, facts["sft"] = lottery_ticket_sft(model, maskable, dense, k, lambda phase, _: train(phases[phase - 1]))
+        facts["module_parameters"] = k
+        facts["trainable_parameters"] = k + modular.head_parameters(model, modular.RANKING_HEAD)
+        with atomic_directory(output) as building:
+            sft.save(Path(building) / SFTM_FILE)
+    else:
+        modular.add_ranking_head(model, settings["head_pooler"])
+        facts["trainable_parameters"] = facts["module_parameters"] = modular.trainable_parameters(model)
+        facts["losses"] = train(settings["steps"])
+        with atomic_directory(output) as building:
+            torch.save(model.state_dict(), Path(building) / FULL_MODEL_FILE)
+    facts["seconds"] = round(time.monotonic() - started, 1)
+    with atomic_write(summary) as handle:
+        json.dump(facts, handle, indent=1)
+        handle.write("\n")
+    return facts

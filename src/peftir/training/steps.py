@@ -1,0 +1,46 @@
+"""A fixed number of optimisation steps, as the modular CLIR system trains everything (language modules by MLM,
+ranking modules by binary cross-entropy): AdamW, linear warm-up then linear decay to zero (the Hugging Face
+Trainer's default schedule the authors' scripts use), no weight decay on biases and LayerNorms.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import Tensor, nn
+from transformers import get_linear_schedule_with_warmup
+
+NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+
+
+def optimizer_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """The trainable parameters in two AdamW groups: decayed, and biases/LayerNorms (not decayed)."""
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if not trainable:
+        raise ValueError("nothing to train: no parameter requires a gradient")
+    return [{"params": [p for n, p in trainable if not n.endswith(NO_DECAY)], "weight_decay": weight_decay},
+            {"params": [p for n, p in trainable if n.endswith(NO_DECAY)], "weight_decay": 0.0}]
+
+
+def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, lr: float, warmup: int = 0,
+                weight_decay: float = 0.0, log_every: int = 0) -> list[float]:
+    """``steps`` updates of the model's trainable parameters on ``loss_of(step)``; the mean loss of each
+    ``log_every`` steps (of all, when 0), printed to the job's log as it goes."""
+    model.train()
+    optimizer = torch.optim.AdamW(optimizer_groups(model, weight_decay), lr=lr)
+    schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
+    window = log_every or steps
+    losses, running = [], []
+    for step in range(steps):
+        loss = loss_of(step)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        running.append(float(loss.detach()))
+        if len(running) == window or step == steps - 1:
+            losses.append(sum(running) / len(running))
+            print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)
+            running = []
+    model.eval()
+    return losses
