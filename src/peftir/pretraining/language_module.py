@@ -1,6 +1,7 @@
 """Language modules by masked-language modelling on one language's text: a language adapter or a language SFTM.
 
-The rule ``mlm_language_adapter`` runs one job per language and module kind. The encoder stays frozen:
+One job per language and module kind, for the ``mlm_language_adapter`` rule (still to be wired, issue 13). The
+encoder stays frozen:
 
 - ``adapter``: a Pfeiffer + NICE adapter (``peftir.methods.modular.language_adapter_config``) trained with
   ``train_adapter`` (AdapterHub leaves the MLM head's transform trainable and freezes the tied decoder, as
@@ -70,7 +71,7 @@ def _train(model, blocks, tokenizer, settings: dict, seed: int, steps: int, regu
 
 def train_language_module(backbone: str, corpus: str, heldout: str, language: str, kind: str, settings: dict,
                           seed: int, threads: int, output: str, summary: str) -> dict:
-    """The ``mlm_language_adapter`` rule: one language module (``kind``: adapter or sftm) trained by MLM on
+    """One language module (``kind``: adapter or sftm) trained by MLM on
     ``corpus``, written to the directory ``output`` (an AdapterHub adapter, or ``sftm.pt``), and ``summary``."""
     torch.set_num_threads(threads)
     torch.manual_seed(seed)

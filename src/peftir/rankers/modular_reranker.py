@@ -101,7 +101,7 @@ def documents(path: str, ids: set[str]) -> dict[str, str]:
 def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: dict[str, str], pair: str,
                 queries: str, docs: str, prerank: str, qids: list[str], settings: dict, threads: int, run: str,
                 metadata: str) -> None:
-    """The ``rerank_clir`` rule: one system's run on one language pair's ``qids``."""
+    """One system's run (the ``rerank_clir`` rule's job, still to be wired) on one language pair's ``qids``."""
     torch.set_num_threads(threads)
     query_language, doc_language = pair.split("-")
     reranker = ComposedReranker(backbone, system, ranking_module, language_modules, query_language, doc_language,

@@ -1,6 +1,6 @@
 """Ranking modules trained on source-language (English) relevance data with binary cross-entropy on one logit.
 
-The rule ``ranking_adapter`` runs one job per module kind × reduction factor × seed (Litschko et al., §2):
+One job per module kind × reduction factor × seed, for the ``ranking_adapter`` rule (still to be wired, issue 13):
 
 - ``adapter`` (RA): a Pfeiffer adapter stacked on the frozen source-language adapter, ``Stack(la_en, ra)``;
 - ``sftm`` (RM): a ranking mask by lottery-ticket sparse fine-tuning of the encoder with the source-language
@@ -92,7 +92,7 @@ def _mask_size(model: nn.Module, reduction_factor: int, non_linearity: str) -> i
 def train_ranking_module(backbone: str, language_module: str | None, source_language: str, kind: str,
                          reduction_factor: int, settings: dict, collection: Collection, candidates: str, seed: int,
                          threads: int, output: str, summary: str) -> dict:
-    """The ``ranking_adapter`` rule: one ranking module (module docstring) written to the directory ``output``
+    """One ranking module (module docstring) written to the directory ``output``
     (an AdapterHub adapter with its head, ``sftm.pt``, or monoBERT's ``model.pt``), and its ``summary``."""
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
