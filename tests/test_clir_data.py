@@ -19,6 +19,7 @@ import pytest
 from peftir.data import clir_collection, debian, folds, multilingual_text as text
 from peftir.data.trec import MalformedFileError, read_qrels, read_topics
 from peftir.errors import ActionableError
+from peftir.provenance.records import sha256
 
 needs_groff = pytest.mark.skipif(shutil.which("groff") is None, reason="man pages are rendered with groff")
 
@@ -97,7 +98,7 @@ def test_package_members_read_a_deb_without_dpkg_skipping_links(tmp_path):
     assert list(debian.package_members(deb)) == [("usr/share/a.txt", b"A"), ("usr/share/b/c.txt", b"C")]
     assert list(debian.package_members(deb, "usr/share/b/*")) == [("usr/share/b/c.txt", b"C")]
     info = debian.package_info(deb)
-    assert (info["package"], info["version"], info["sha256"]) == ("p", "2.0", debian.sha256_of(deb))
+    assert (info["package"], info["version"], info["sha256"]) == ("p", "2.0", sha256(deb))
     assert debian.extract(deb, "usr/share/b", tmp_path / "x") == [tmp_path / "x" / "c.txt"]
 
 
@@ -111,7 +112,7 @@ def test_a_file_that_is_not_a_deb_is_named(tmp_path):
 def test_fetch_package_verifies_the_pinned_sha256(tmp_path):
     source = make_deb(tmp_path / "sword-text-x_1.0_all.deb", {"usr/share/a": b"a"})
     url, output = source.as_uri(), tmp_path / "out" / "x.deb"
-    debian.fetch_package(url, debian.sha256_of(source), output)
+    debian.fetch_package(url, sha256(source), output)
     assert output.read_bytes() == source.read_bytes()
     output.unlink()
     with pytest.raises(debian.PackageFetchError, match=r"sha256 mismatch, expected 0{64}, got [0-9a-f]{64}"):
@@ -409,10 +410,10 @@ PACKAGES = {   # Debian 12 (bookworm), Architecture: all
 def test_the_real_packages(tmp_path):
     """Downloads about 15 MB from deb.debian.org (manpages-de, 14 s of rendering, is left out)."""
     packages = {}
-    for name, (path, sha256) in PACKAGES.items():
+    for name, (path, digest) in PACKAGES.items():
         packages[name] = str(tmp_path / f"{name}.deb")
         try:
-            debian.fetch_package(MIRROR + path, sha256, packages[name])
+            debian.fetch_package(MIRROR + path, digest, packages[name])
         except debian.PackageFetchError as problem:
             if "sha256" in str(problem):
                 raise

@@ -21,6 +21,7 @@ from debian.debfile import DebFile
 
 from ..errors import ActionableError
 from ..files import atomic_write
+from ..provenance.records import sha256
 from .trec import MalformedFileError
 
 TIMEOUT_S = 60        # a mirror that answers nothing for a minute is down, not slow
@@ -64,11 +65,6 @@ def fetch_package(url: str, sha256: str, output: str | Path) -> None:
             f"config (modular_clir.sources.{package_name(url)}.url)") from None
 
 
-def sha256_of(path: str | Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def _open(deb: str | Path) -> DebFile:
     try:
         return DebFile(str(deb))
@@ -80,7 +76,7 @@ def package_info(deb: str | Path) -> dict[str, str]:
     """Name, version and sha256 of a .deb: what a corpus built from it records as its source."""
     with _open(deb) as package:
         control = package.debcontrol()
-        return {"package": control["Package"], "version": control["Version"], "sha256": sha256_of(deb)}
+        return {"package": control["Package"], "version": control["Version"], "sha256": sha256(deb)}
 
 
 def _member_path(name: str) -> str:

@@ -70,6 +70,14 @@ def adapter_parameters(model: nn.Module, name: str) -> int:
     raise KeyError(f"no adapter {name!r} in the model")
 
 
+def adapter_size(model: nn.Module, config) -> int:
+    """The size an adapter of ``config`` would have on this model (an SFTM's K), measured by adding and removing it."""
+    model.add_adapter("size_probe", config=config)
+    size = adapter_parameters(model, "size_probe")
+    model.delete_adapter("size_probe")
+    return size
+
+
 def head_parameters(model: nn.Module, head: str) -> int:
     return sum(p.numel() for p in model.heads[head].parameters())
 

@@ -37,14 +37,6 @@ def _language_adapter(model, language: str, settings: dict) -> str:
     return name
 
 
-def _mask_size(model, settings: dict) -> int:
-    """K: the size of the language adapter this mask is compared with (same reduction factor)."""
-    model.add_adapter("size_probe", config=modular.language_adapter_config(settings["reduction_factor"]))
-    size = modular.adapter_parameters(model, "size_probe")
-    model.delete_adapter("size_probe")
-    return size
-
-
 def _sftm_parameters(model, settings: dict) -> tuple[list[str], list[str]]:
     """What a language mask may change (the encoder; LayerNorms too unless frozen; the word embeddings unless
     the decoder is frozen, since they are the tied decoder) and what is trained densely beside it (the MLM
@@ -94,7 +86,7 @@ def train_language_module(backbone: str, corpus: str, heldout: str, language: st
         facts["heldout_before"] = mlm.heldout_loss(model, held)
         maskable, dense = _sftm_parameters(model, settings)
         modular.freeze_all_but(model, set(maskable + dense))
-        k = _mask_size(model, settings)
+        k = modular.adapter_size(model, modular.language_adapter_config(settings["reduction_factor"]))
         phases = settings["phase_steps"]
         sft, facts["sft"] = lottery_ticket_sft(
             model, maskable, dense, k,

@@ -81,14 +81,6 @@ def _ranking_adapter(model: nn.Module, language_module: str, source_language: st
     model.set_active_adapters(Stack(language, modular.RANKING_ADAPTER))   # after train_adapter, which resets it
 
 
-def _mask_size(model: nn.Module, reduction_factor: int, non_linearity: str) -> int:
-    """K of a ranking mask: the size of the ranking adapter of the same reduction factor."""
-    model.add_adapter("size_probe", config=modular.ranking_adapter_config(reduction_factor, non_linearity))
-    size = modular.adapter_parameters(model, "size_probe")
-    model.delete_adapter("size_probe")
-    return size
-
-
 def train_ranking_module(backbone: str, language_module: str | None, source_language: str, kind: str,
                          reduction_factor: int, settings: dict, collection: Collection, candidates: str, seed: int,
                          threads: int, output: str, summary: str) -> dict:
@@ -123,7 +115,7 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
         maskable = modular.encoder_parameter_names(model, freeze_layer_norm=False)
         dense = [f"heads.{modular.RANKING_HEAD}.{n}" for n, _ in model.heads[modular.RANKING_HEAD].named_parameters()]
         modular.freeze_all_but(model, set(maskable + dense))
-        k = _mask_size(model, reduction_factor, settings["non_linearity"])
+        k = modular.adapter_size(model, modular.ranking_adapter_config(reduction_factor, settings["non_linearity"]))
         phases = settings["phase_steps"]
         sft, facts["sft"] = lottery_ticket_sft(model, maskable, dense, k, lambda phase, _: train(phases[phase - 1]))
         facts["module_parameters"] = k
