@@ -1,7 +1,7 @@
 # PEFT-IR Repro: end-to-end reproduction of parameter-efficient fine-tuning of neural rankers.
 #
 #   snakemake --cores all                      # the default target: results/tables/table5.tex
-#   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4)
+#   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4; modular CLIR)
 #   snakemake --cores all --configfile config.yaml config/paper.yaml
 #   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
 #   snakemake --cores all all_crates           # a Workflow Run RO-Crate of every table and figure
@@ -9,6 +9,9 @@
 #
 # DAG: download (ir_datasets) → folds (→ triples) → index → bm25 (Anserini) → train → rerank
 #      → evaluate (ir_measures) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
+# Modular CLIR: debian_package → language_corpus, clir_collection (→ clir_index) → multilingual_backbone
+#      → mlm_head → mlm_language_adapter → ranking_adapter; prerank_clir → rerank_clir → evaluate_clir
+#      → clir_table, clir_figure
 #
 # Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
 # paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
@@ -40,6 +43,11 @@ localrules:
     table,
     figure,
     crate,
+    debian_package,
+    evaluate_clir,
+    evaluate_clir_prerank,
+    clir_table,
+    clir_figure,
 
 
 include: "workflow/rules/data.smk"
@@ -48,6 +56,14 @@ include: "workflow/rules/rerankers.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/crates.smk"
+
+
+# The modular cross-lingual rerankers (Litschko et al.), when the config has their section.
+if config.get("modular_clir"):
+
+    include: "workflow/rules/clir_data.smk"
+    include: "workflow/rules/clir_modules.smk"
+    include: "workflow/rules/clir_rerank.smk"
 
 
 rule all:
@@ -60,6 +76,8 @@ rule all_tables:
     input:
         expand(PATHS.table_tex, table=TABLES),
         expand(PATHS.figure_pdf, figure=FIGURES),
+        expand(PATHS.clir_table_tex, table=CLIR_TABLES),
+        expand(PATHS.clir_figure_pdf, figure=CLIR_FIGURES),
 
 
 rule all_crates:

@@ -301,7 +301,8 @@ def test_clir_collection_is_aligned_known_item_search(references, tmp_path):
     languages = ["en", "de", "es"]
     docs = {lang: str(tmp_path / f"docs.{lang}.jsonl") for lang in languages}
     queries = {lang: str(tmp_path / f"queries.{lang}.tsv") for lang in languages}
-    paths = dict(qrels=str(tmp_path / "qrels"), folds=str(tmp_path / "folds.json"), info=str(tmp_path / "info.json"))
+    paths = dict(qrels={lang: str(tmp_path / f"qrels.{lang}") for lang in languages},
+                 folds=str(tmp_path / "folds.json"), info=str(tmp_path / "info.json"))
     clir_collection.build_clir_collection(references, languages, "title", 2, 2, 7, docs, queries, **paths)
     kept = ["_a", "_a_sub", "_f_g", "_k1", "_k2", "_k3", "_k4", "_k5"]
     for lang in languages:
@@ -311,7 +312,8 @@ def test_clir_collection_is_aligned_known_item_search(references, tmp_path):
         assert read_topics(queries[lang]) == {"_a": f"{lang} title a", "_a_sub": f"{lang} title sub",
                                               "_f_g": f"{lang} title _f g",
                                               **{anchor: f"{lang} title {anchor}" for anchor in kept[3:]}}
-    assert read_qrels(paths["qrels"]) == {anchor: {anchor: 1} for anchor in kept}
+    for lang in languages:
+        assert read_qrels(paths["qrels"][lang]) == {anchor: {anchor: 1} for anchor in kept}
     info = json.loads(Path(paths["info"]).read_text())
     assert info["dropped"] == {"not_in_every_language": 1, "empty_title": 0, "short_body": 1, "untranslated": 1,
                                "ambiguous_title": 2}
@@ -328,9 +330,10 @@ def test_clir_collection_is_aligned_known_item_search(references, tmp_path):
 
 
 def test_clir_collection_refuses_impossible_splits(references, tmp_path):
-    paths = {name: str(tmp_path / name) for name in ("qrels", "folds", "info")}
     languages = ["en", "de", "es"]
+    paths = {name: str(tmp_path / name) for name in ("folds", "info")}
     files = {lang: str(tmp_path / lang) for lang in languages}
+    paths["qrels"] = files
     with pytest.raises(ActionableError, match="8 usable queries cannot give 6 test and 2 validation"):
         clir_collection.build_clir_collection(references, languages, "title", 6, 2, 1, files, files, **paths)
     with pytest.raises(ActionableError, match="query_field"):
@@ -428,7 +431,8 @@ def test_the_real_packages(tmp_path):
     languages = ["en", "de", "es"]
     docs = {lang: str(tmp_path / f"docs.{lang}") for lang in languages}
     queries = {lang: str(tmp_path / f"queries.{lang}") for lang in languages}
-    paths = {name: str(tmp_path / f"clir.{name}") for name in ("qrels", "folds", "info")}
+    paths = {name: str(tmp_path / f"clir.{name}") for name in ("folds", "info")}
+    paths["qrels"] = {lang: str(tmp_path / f"qrels.{lang}") for lang in languages}
     clir_collection.build_clir_collection({lang: packages[f"debian-reference-{lang}"] for lang in languages},
                                           languages, "title", 100, 50, 42, docs, queries, **paths)
     clir = json.loads(Path(paths["info"]).read_text())

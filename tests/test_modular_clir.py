@@ -276,11 +276,13 @@ def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm
     (tmp_path / "queries.tsv").write_text("q1\tcat\nq2\tdog\n")
     (tmp_path / "prerank.run").write_text("".join(f"{q} Q0 d{i} {i + 1} {5 - i} e5\n" for q in ("q1", "q2")
                                                   for i in range(5)))
+    (tmp_path / "folds.json").write_text(json.dumps({"dataset": "t", "scheme": "presplit", "source": "test",
+                                                     "splits": {"train": [], "valid": [], "test": ["q1", "q2"]}}))
     settings = {"depth": 3, "batch_size": 2, "max_len": 32, "head_pooler": False}
     rerank_clir(str(tiny_mlm), SYSTEMS["split"], str(ranking_modules["adapter"]),
-                {k: str(v) for k, v in language_modules["adapter"].items()}, "en-de", str(tmp_path / "queries.tsv"),
-                str(tmp_path / "docs.jsonl"), str(tmp_path / "prerank.run"), ["q1", "q2"], settings, 1,
-                str(tmp_path / "out.run"), str(tmp_path / "out.yaml"))
+                [str(language_modules["adapter"][lang]) for lang in ("en", "de")], "en-de",   # Split: both
+                str(tmp_path / "queries.tsv"), str(tmp_path / "docs.jsonl"), str(tmp_path / "prerank.run"),
+                str(tmp_path / "folds.json"), settings, 1, str(tmp_path / "out.run"), str(tmp_path / "out.yaml"))
     run = read_run(tmp_path / "out.run")
     for docs_of in run.values():
         order = sorted(docs_of, key=docs_of.get, reverse=True)

@@ -5,6 +5,7 @@ complete; Snakemake (and any reader) sees either the old file, no file, or the w
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -57,6 +58,13 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+
+
+def write_json(path: str | os.PathLike, document: object) -> None:
+    """A job's JSON summary, indented, written atomically."""
+    with atomic_write(path) as handle:
+        json.dump(document, handle, indent=1, ensure_ascii=False, allow_nan=False)
+        handle.write("\n")
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 # peftir.workflow.plan (which files a job reads, what it asks for).
 import os
 
-from peftir.layout import PARAMS, PATHS, RUN, FIRST_STAGE
+from peftir.layout import CLIR_RUN, PARAMS, PATHS, RUN, FIRST_STAGE, pair_languages
 from peftir.layout import wildcard_constraints as layout_constraints
 from peftir.provenance.code_version import code_version
 from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV
@@ -25,6 +25,8 @@ os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)
 DATASETS = plan.datasets(config)
 TABLES = plan.reports(config, "tables")
 FIGURES = plan.reports(config, "figures")
+CLIR_TABLES = plan.clir_reports(config, "tables")
+CLIR_FIGURES = plan.clir_reports(config, "figures")
 config["_report"] = LandingPage(workflow.basedir, CONFIGFILES or ["config.yaml"], TABLES, config)
 
 

@@ -5,6 +5,10 @@ Each section is a document in each language and its title a query in each langua
 document of a query is the section it titles (a known-item collection), so a query in language X against
 the documents in language Y asks for the translation of the section it names. Qrels are therefore shared by
 all language pairs: query id = document id = the anchor.
+
+The paper's collection, CLEF-2003, is licensed: a user's converted copy is read from files
+(:func:`copy_local_collection`); a public cross-lingual collection (NeuCLIR, HC4) is exported from
+ir_datasets (:func:`export_irds_collection`).
 """
 from __future__ import annotations
 
@@ -12,16 +16,17 @@ import json
 import random
 import re
 import statistics
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
 from .debian import package_info
-from .export import normalise
-from .folds import validate, write_folds
+from .export import _queries_and_qrels, export_dataset, normalise
+from .folds import read_folds, validate, write_folds
 from .multilingual_text import debian_reference_sections
-from .trec import write_qrels, write_topics
+from .trec import read_qrels, read_topics, write_qrels, write_topics
 
 MIN_BODY_WORDS = 20     # a shorter section (a chapter's one-line lead-in) cannot be told from its neighbours
 QUERY_FIELDS = ("title",)
@@ -100,11 +105,11 @@ def _median_words(texts: list[str]) -> float:
 
 
 def build_clir_collection(packages: dict[str, str], languages: list[str], query_field: str, test_queries: int,
-                          valid_queries: int, seed: int, docs: dict[str, str], queries: dict[str, str], qrels: str,
-                          folds: str, info: str) -> None:
-    """The ``clir_collection`` rule: per language, the documents (JSON lines, the same ids in the same order in
-    every language) and the queries (TSV); the shared qrels; the presplit folds; ``info`` (counts, drops by
-    reason, median lengths, package versions)."""
+                          valid_queries: int, seed: int, docs: dict[str, str], queries: dict[str, str],
+                          qrels: dict[str, str], folds: str, info: str) -> None:
+    """Per language, the documents (JSON lines, the same ids in the same order in every language), the queries
+    (TSV) and the qrels (the same in every language: a query's relevant document is the section it titles); the
+    presplit folds; ``info`` (counts, drops by reason, median lengths, package versions)."""
     if query_field not in QUERY_FIELDS:
         raise ActionableError(f"{DATASET}: query_field must be one of {QUERY_FIELDS}, got {query_field!r}")
     missing = [lang for lang in languages if lang not in packages]
@@ -127,7 +132,8 @@ def build_clir_collection(packages: dict[str, str], languages: list[str], query_
                            "median_doc_words": _median_words(texts),
                            "median_query_words": _median_words(list(titles.values())),
                            "words": sum(len(text.split()) for text in texts), "deb": package_info(packages[lang])}
-    write_qrels(qrels, {identifier: {identifier: 1} for identifier in ids.values()})
+    for path in qrels.values():
+        write_qrels(path, {identifier: {identifier: 1} for identifier in ids.values()})
     fold_doc = {"dataset": DATASET, "scheme": "presplit", "seed": seed, "splits": splits,
                 "source": f"random.Random({seed}) shuffle of the sorted usable anchors: the first {test_queries} "
                           f"test, the next {valid_queries} valid, the rest train"}
@@ -141,3 +147,106 @@ def build_clir_collection(packages: dict[str, str], languages: list[str], query_
     with atomic_write(info) as handle:
         json.dump(record, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
+
+
+LOCAL_FILES = ("docs.jsonl", "queries.tsv", "qrels.txt")
+
+
+def _every_query_a_test_query(dataset: str, qids: set[str], source: str) -> dict[str, Any]:
+    """Presplit folds for a collection that only tests (its rankers learn from other data, as in the paper)."""
+    return {"dataset": dataset, "scheme": "presplit", "splits": {"train": [], "valid": [], "test": sorted(qids)},
+            "source": source}
+
+
+def copy_local_collection(settings: Mapping[str, Any], languages: list[str], docs: dict[str, str],
+                          queries: dict[str, str], qrels: dict[str, str], folds: str, info: str) -> None:
+    """A collection the user has (CLEF-2003 is licensed): ``settings["path"]``/<language>/ holds docs.jsonl
+    (``{"id", "contents"}`` per line), queries.tsv (``id<TAB>text``) and qrels.txt (TREC qrels of those queries
+    on that language's documents), and optionally folds.json (presplit); without it every query is a test
+    query. Each file is parsed (bad lines are named by file and line) and copied."""
+    root = Path(settings.get("path") or "")
+    missing = [str(root / lang / name) for lang in languages for name in LOCAL_FILES if not (root / lang / name).is_file()]
+    if not settings.get("path") or missing:
+        raise ActionableError(
+            f"the test collection is not here ({', '.join(missing[:3]) or 'no modular_clir.collection.path'}"
+            f"{' ...' if len(missing) > 3 else ''}). {settings.get('licence', '')} Put each language's "
+            f"docs.jsonl, queries.tsv and qrels.txt under <path>/<language>/ (README, 'Modular cross-lingual "
+            f"rerankers', says how to convert CLEF-2003) and set modular_clir.collection.path.")
+    qids: set[str] = set()
+    described = {}
+    for lang in languages:
+        with open(root / lang / "docs.jsonl", encoding="utf-8") as lines:
+            records = []
+            for number, line in enumerate(lines, 1):
+                try:
+                    doc = json.loads(line)
+                    records.append((str(doc["id"]), normalise(str(doc["contents"]))))
+                except (ValueError, KeyError, TypeError):
+                    raise ActionableError(f"{root / lang / 'docs.jsonl'}:{number}: not a JSON object with id and "
+                                          f"contents") from None
+        topics = read_topics(root / lang / "queries.tsv")
+        judged = read_qrels(root / lang / "qrels.txt")
+        _write_docs(docs[lang], records)
+        write_topics(queries[lang], topics)
+        write_qrels(qrels[lang], judged)
+        qids |= set(topics)
+        described[lang] = {"docs": len(records), "queries": len(topics), "judged_queries": len(judged)}
+    given = root / "folds.json"
+    fold_doc = (read_folds(given) if given.is_file() else
+                _every_query_a_test_query(str(root), qids, "every query a test query (no folds.json given)"))
+    write_folds(folds, fold_doc)
+    with atomic_write(info) as handle:
+        json.dump({"dataset": str(root), "languages": languages, "per_language": described}, handle, indent=2)
+        handle.write("\n")
+
+
+IR_DATASETS = "ir_datasets"
+
+
+def _export_language(spec: Mapping[str, Any], docs: str, queries: str, qrels: str, scratch: Path) -> dict[str, Any]:
+    """One language of an ir_datasets collection, by ``peftir.data.export`` (a licensed dataset's missing copy
+    named by its ``licence``). Without ``doc_fields`` it is a query language only (NeuCLIR's English topics have
+    no English documents): its queries, no documents and no qrels."""
+    if "doc_fields" in spec:
+        return export_dataset(spec, docs, scratch / "lookup.sqlite", queries, qrels, scratch / "info.json")
+    topics, _ = _queries_and_qrels(spec)
+    _write_docs(docs, [])
+    write_topics(queries, topics)
+    write_qrels(qrels, {})
+    return {"irds": spec["irds"], "query_field": spec["query_field"], "docs": 0, "queries": len(topics)}
+
+
+def export_irds_collection(settings: Mapping[str, Any], languages: list[str], docs: dict[str, str],
+                           queries: dict[str, str], qrels: dict[str, str], folds: str, info: str) -> None:
+    """A public cross-lingual collection from ir_datasets (e.g. NeuCLIR 2022: English topics, their human
+    translations, Russian documents), where CLEF-2003 is licensed: per language of ``settings["languages"]``,
+    the queries of its dataset (``irds``, ``query_field``) and, with ``doc_fields``, its documents and the
+    qrels of those queries on them. Topics keep their ids across languages, so a pair's queries are judged by
+    the document language's qrels. Every query is a test query (the rankers learn from MS MARCO)."""
+    specs = settings.get("languages") or {}
+    missing = [lang for lang in languages if lang not in specs]
+    if missing:
+        raise ActionableError(f"{IR_DATASETS} collection: no modular_clir.collection.languages entry for {missing}")
+    Path(info).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=Path(info).parent) as scratch:    # export's lookups: not kept
+        described = {lang: _export_language(specs[lang], docs[lang], queries[lang], qrels[lang],
+                                            Path(scratch) / lang) for lang in languages}
+    qids = set().union(*(read_topics(queries[lang]) for lang in languages))
+    write_folds(folds, _every_query_a_test_query(IR_DATASETS, qids, "every query a test query"))
+    with atomic_write(info) as handle:
+        json.dump({"dataset": IR_DATASETS, "languages": languages, "per_language": described}, handle, indent=2)
+        handle.write("\n")
+
+
+def make_test_collection(settings: Mapping[str, Any], packages: dict[str, str], languages: list[str],
+                    docs: dict[str, str], queries: dict[str, str], qrels: dict[str, str], folds: str,
+                    info: str) -> None:
+    """The ``clir_collection`` rule: the debian-reference collection built from its packages, a public one
+    exported from ir_datasets, or local files (``files``: the licensed CLEF-2003, converted by the user)."""
+    if settings["source"] == "debian-reference":
+        build_clir_collection(packages, languages, settings["query_field"], settings["test_queries"],
+                              settings["valid_queries"], settings["seed"], docs, queries, qrels, folds, info)
+    elif settings["source"] == IR_DATASETS:
+        export_irds_collection(settings, languages, docs, queries, qrels, folds, info)
+    else:
+        copy_local_collection(settings, languages, docs, queries, qrels, folds, info)

@@ -1,10 +1,11 @@
-"""Text of one language from Debian packages, for training and evaluating language modules.
+"""Text of one language from Debian packages (or a local file), for training and evaluating language modules.
 
 The modular CLIR system (paper 002) trains a language module per language by masked language modelling on
 Wikipedia; offline, the freely licensed text Debian ships stands in: Bibles (SWORD modules: English WEB and
 KJV, Spanish Reina-Valera 1909), the translated man pages (manpages-de, manpages-es) and the Debian Reference
 (whose sections are the cross-lingual test collection, ``peftir.data.clir_collection``, and so must not be
-language-module training text by default). Each reader yields *units* (a verse, a paragraph, a section) that
+language-module training text by default); where the user has extracted Wikipedia, a ``text`` part reads
+that file instead. Each reader yields *units* (a verse, a paragraph, a section) that
 :func:`build_language_corpus` writes one per line, shuffled and split into training and held-out text.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
+from ..provenance.records import sha256
 from .debian import extract, package_info, package_members
 from .export import normalise
 from .trec import MalformedFileError
@@ -342,6 +344,33 @@ def _reference_units(deb: str, part: Mapping[str, Any]) -> Iterable[str]:
 
 READERS: dict[str, Callable[[str, Mapping[str, Any]], Iterable[str]]] = {
     "sword": _sword_units, "manpages": _manpage_units, "debian_reference": _reference_units}
+TEXT = "text"     # a local file, one unit per line: the paper's Wikipedia, extracted by the user (no package)
+
+
+def _text_units(path: Path) -> Iterator[str]:
+    """The lines of a local text file (e.g. a Wikipedia dump's articles extracted with wikiextractor, one
+    article or paragraph per line): read as given, so the user's extraction decides what a unit is."""
+    with open(path, encoding="utf-8") as lines:
+        yield from lines
+
+
+def _part_units(part: Mapping[str, Any], packages: Mapping[str, str]) -> tuple[Iterable[str], dict]:
+    """A part's units and the record of their source: a text file's sha256, or the package's name, version and
+    sha256 (and groff's version for man pages, whose rendering it decides)."""
+    if part.get("kind") == TEXT:
+        path = Path(part.get("path") or "")
+        if not path.is_file():
+            raise ActionableError(f"corpus part {dict(part)}: no file {path} (a text part reads a local file, one "
+                                  f"unit per line: e.g. Wikipedia extracted from dumps.wikimedia.org with wikiextractor)")
+        return _text_units(path), {"sha256": sha256(path)}
+    if part.get("kind") not in READERS:
+        raise ActionableError(f"corpus part {dict(part)}: kind must be one of {sorted([*READERS, TEXT])}")
+    if part.get("package") not in packages:
+        raise ActionableError(f"corpus part {dict(part)}: package {part.get('package')!r} is not among the "
+                              f"fetched packages {sorted(packages)}")
+    deb = packages[part["package"]]
+    return READERS[part["kind"]](deb, part), {"deb": package_info(deb),
+                                              **({"renderer": groff_version()} if part["kind"] == "manpages" else {})}
 
 
 def _counts(units: Iterable[str]) -> dict[str, int]:
@@ -360,21 +389,15 @@ def _read_parts(parts: list[Mapping[str, Any]], packages: Mapping[str, str]) -> 
     units: Units = []
     described = []
     for index, part in enumerate(parts):
-        if part.get("kind") not in READERS:
-            raise ActionableError(f"corpus part {dict(part)}: kind must be one of {sorted(READERS)}")
-        if part.get("package") not in packages:
-            raise ActionableError(f"corpus part {dict(part)}: package {part.get('package')!r} is not among the "
-                                  f"fetched packages {sorted(packages)}")
-        deb = packages[part["package"]]
+        texts, source = _part_units(part, packages)
         duplicates = 0
-        for unit in map(normalise, READERS[part["kind"]](deb, part)):
+        for unit in map(normalise, texts):
             if unit in seen:
                 duplicates += 1
             elif unit:
                 seen.add(unit)
                 units.append((index, unit))
-        described.append({**dict(part), "deb": package_info(deb), "duplicates_dropped": duplicates,
-                          **({"renderer": groff_version()} if part["kind"] == "manpages" else {})})
+        described.append({**dict(part), **source, "duplicates_dropped": duplicates})
     return units, described
 
 
@@ -401,10 +424,11 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
                           info: str, heldout_fraction: float, max_words: int | None, seed: int) -> None:
     """The ``language_corpus`` rule: the distinct units of ``parts`` (config entries: ``package``, ``kind`` one of
     sword, manpages, debian_reference; ``module`` for a Bible; optional ``sections``, a glob of man page
-    directories such as ``man[1-8]``, for man pages) shuffled by ``random.Random(seed)``; a ``heldout_fraction`` of them held out
-    (``heldout``, drawn before the cap, so it stays the same whatever ``max_words``), the rest up to
-    ``max_words`` words the training text (``output``); one unit per line. ``info`` records the counts per part
-    and in total and each package's version and sha256."""
+    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines)
+    shuffled by ``random.Random(seed)``; a ``heldout_fraction`` of them held out (``heldout``, drawn before the
+    cap, so it stays the same whatever ``max_words``), the rest up to ``max_words`` words the training text
+    (``output``); one unit per line. ``info`` records the counts per part and in total and each source's sha256
+    (a package's also its version)."""
     if not 0 <= heldout_fraction < 1:
         raise ActionableError(f"{language} corpus: heldout_fraction must be in [0, 1), got {heldout_fraction}")
     units, described = _read_parts(parts, packages)

@@ -14,13 +14,12 @@ Both report the held-out MLM loss and perplexity before and after, on the same m
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import torch
 
-from ..files import atomic_directory, atomic_write
+from ..files import atomic_directory, write_json
 from ..methods import modular
 from ..methods.sparse_fine_tuning import lottery_ticket_sft
 from ..training import mlm
@@ -98,7 +97,5 @@ def train_language_module(backbone: str, corpus: str, heldout: str, language: st
         with atomic_directory(output) as building:
             sft.save(Path(building) / SFTM_FILE)
     facts["seconds"] = round(time.monotonic() - started, 1)
-    with atomic_write(summary) as handle:
-        json.dump(facts, handle, indent=1)
-        handle.write("\n")
+    write_json(summary, facts)
     return facts

@@ -25,6 +25,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from transformers import AutoTokenizer, BertForMaskedLM, PreTrainedTokenizerBase
 
+from ..files import write_json
 from ..training import mlm
 from ..training.steps import train_steps
 from .multilingual_e5 import save_checkpoint, unit_chunks
@@ -88,10 +89,11 @@ def heldout_loss(model: BertForMaskedLM, heldout: list[Features]) -> dict[str, f
 
 
 def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[str], output_dir: str, steps: int,
-                 batch_size: int, block_size: int, lr: float, seed: int, threads: int) -> dict:
+                 batch_size: int, block_size: int, lr: float, seed: int, threads: int, summary: str | None = None) -> dict:
     """Fit the MLM head of the checkpoint in ``backbone_dir`` for ``steps`` batches of ``batch_size`` blocks of
     ``train_texts``, write the whole checkpoint to ``output_dir`` (built beside it, renamed at the end) and
-    return the summary: held-out MLM loss and perplexity before and after, tokens seen, seconds."""
+    return the summary (written to ``summary`` when given: the ``mlm_head`` rule): held-out MLM loss and
+    perplexity before and after, tokens seen, seconds."""
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     started = time.monotonic()
@@ -114,4 +116,7 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
              "heldout_before": before, "heldout_after": heldout_loss(model, heldout), "losses": losses,
              "training_seconds": round(training_seconds, 1)}
     save_checkpoint(model, tokenizer, output_dir)
-    return {**facts, "seconds": round(time.monotonic() - started, 1)}
+    facts["seconds"] = round(time.monotonic() - started, 1)
+    if summary:
+        write_json(summary, facts)
+    return facts

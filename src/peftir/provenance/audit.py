@@ -15,8 +15,11 @@ For every cell (or the ones asked for) the audit
   5. with ``rescore``, re-runs the stored weights of every run on a few of its queries and compares
      the scores with the run file (``peftir.provenance.rescore``): only this catches a forged run
      whose hashes were all recomputed;
-and prints the chain commit → config → weights → run → metric → cell. The first mismatch stops
-it, naming the cell and the file. What it does not show: that the code at the recorded commit is
+and prints the chain commit → config → weights → run → metric → cell. The modular cross-lingual
+rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
+audited alike: their cells' runs walked back to the ranking modules, each reranker's two-sided t-test
+against the pre-ranker rerun, and every cell rebuilt from the recorded inputs (which runs make it).
+The first mismatch stops it, naming the cell and the file. What it does not show: that the code at the recorded commit is
 the code that ran (it compares the current checkout's code with the recorded digests), nor, without
 ``rescore``, that a run came from its weights.
 """
@@ -32,6 +35,7 @@ from typing import Callable
 from .. import layout
 from ..evaluation import stats
 from ..evaluation.metrics import evaluate_fold, read_metrics
+from ..reports import clir
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
 from ..workflow import plan
@@ -43,7 +47,12 @@ from .rescore import rescore
 TOLERANCE = 1e-12
 # The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
 MADE_FROM = {"metrics": ("run",), "reference_metrics": tuple(layout.REFERENCES.values()), "run": ("weights",),
-             "backbone_run": ("bm25_run",), "weights": ("weights", "first_stage_weights")}
+             "backbone_run": ("bm25_run",), "weights": ("weights", "first_stage_weights"),
+             "clir_metrics": ("clir_run",), "clir_prerank_metrics": ("clir_prerank",), "clir_run": ("ranking_module",)}
+TRAINED = ("weights", "first_stage_weights", "ranking_module")   # what a trace names as a run's trained origin
+METRIC_PARAMS = ("metrics", "clir_metric")     # the param an evaluation job's metric names are in
+# The report kinds ``audit`` accepts, and what each is made of.
+REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point"}
 
 
 class AuditFailure(Exception):
@@ -133,7 +142,7 @@ class Auditor:
         record = self.verify(metrics_file)
         stored = read_metrics(metrics_file)
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
-        metrics = record["params"]["metrics"]
+        metrics = next(record["params"][name] for name in METRIC_PARAMS if name in record["params"])
         summary = evaluate_fold(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
                                 metrics, record["params"].get("depth"))
         per_query = summary["per_query"]
@@ -185,19 +194,25 @@ class Auditor:
                  f"{cell['metric']}{taken})",
                  f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
                  f"({cell['rounding']})"]
-        if cell.get("ttest"):
+        test = cell.get("ttest")
+        if test and "against" in test:
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
+                         f"vs {test['baseline_n']} of {test['against']} (unpaired, two-sided)")
+        elif test:
             lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for per-seed means "
-                         f"{cell['ttest']['values']} vs full FT's {cell['ttest']['baseline']}")
+                         f"{test['values']} vs full FT's {test['baseline']}")
         runs = [self._steps(entry["metrics_file"]) for entry in cell["runs"]]
         commits = sorted({f"{r['git']['commit']} ({'dirty' if r['git']['dirty'] else 'clean'})" for r, _ in runs})
         first = runs[0][0]
         configs = [entry["path"] for entry in first["configfiles"]] or ["config.yaml"]
         lines.append(f"  commit {', '.join(commits)}; config files {configs}")
-        if "method" in first["params"]:
-            params = first["params"]
+        params = first["params"]
+        if "method" in params:
             lines.append(f"  config → params: method {json.dumps(params['method'], sort_keys=True)}; "
                          f"training {json.dumps(params['training'], sort_keys=True)}; "
                          f"backbone {json.dumps(params['backbone'], sort_keys=True)}")
+        elif "ranking_module" in params:
+            lines.append(f"  config → params: ranking module {json.dumps(params['ranking_module'], sort_keys=True)}")
         lines += [line for _, line in runs]
         return lines
 
@@ -207,7 +222,7 @@ class Auditor:
         while path:
             record = self.verified[path]
             kind = layout.artefact(path)[0]
-            if kind in ("weights", "first_stage_weights"):
+            if kind in TRAINED:
                 origin = record
             digest = next(h for files in record["outputs"].values() for p, h in files.items() if p == path)
             steps.append(f"{kind} {path} [{digest[:12]}]")
@@ -261,20 +276,29 @@ def stale(record: dict, config: dict, checkout: Path) -> str | None:
     return None
 
 
-def check_planned(auditor: Auditor, record: dict, config: dict, report: str) -> None:
-    """The table (or figure) holds exactly the runs the current config asks for (datasets, rows, folds, seeds)."""
+def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str]], str]:
+    """The inputs the current config gives the job that made ``report``, by name, and the settings they follow."""
     kind = "tables" if "table" in record["wildcards"] else "figures"
     name = record["wildcards"]["table" if kind == "tables" else "figure"]
-    planned = {"metrics": plan.report_runs(config, kind, name, layout.PATHS.metrics),
-               "summaries": plan.report_runs(config, kind, name, layout.PATHS.summary)}
+    if (layout.artefact(report) or ("",))[0].startswith("clir_"):
+        return plan.clir_report_runs(config, kind, name), f"modular_clir.ranking.seeds, {kind}.{name}'s pairs, systems"
+    found = {"metrics": plan.report_runs(config, kind, name, layout.PATHS.metrics),
+             "summaries": plan.report_runs(config, kind, name, layout.PATHS.summary)}
     if kind == "tables":
-        planned["reference"] = plan.reference_runs(config)
-    for files_kind, files in planned.items():
+        found["reference"] = plan.reference_runs(config)
+    return found, "experiment.seeds, datasets, folds, rows"
+
+
+def check_planned(auditor: Auditor, record: dict, config: dict, report: str) -> None:
+    """The table (or figure) holds exactly the runs the current config asks for (datasets or language pairs,
+    rows, folds, seeds)."""
+    inputs, settings = planned(record, config, report)
+    for files_kind, files in inputs.items():
         made = set(record["inputs"].get(files_kind, {}))
         extra, missing = sorted(made - set(files)), sorted(set(files) - made)
         if extra or missing:
-            auditor.fail(report, f"its {files_kind} are not those the current config asks for (experiment.seeds, "
-                                 f"datasets, folds, rows): {len(extra)} not asked for now (e.g. {extra[:2]}), "
+            auditor.fail(report, f"its {files_kind} are not those the current config asks for ({settings}): "
+                                 f"{len(extra)} not asked for now (e.g. {extra[:2]}), "
                                  f"{len(missing)} missing (e.g. {missing[:2]}); rerun to refresh it")
 
 
@@ -296,6 +320,18 @@ def config_of(auditor: Auditor, record: dict, checkout: Path, say: Callable[[str
         auditor.fail(checkout, f"cannot read the configuration the table was built with: {problem}")
 
 
+def chosen(numbers: list[dict], cells: list[str] | None, report: str, say: Callable[[str], None]
+           ) -> list[dict] | None:
+    """The ``cells`` asked for (every one when None); None, having said which exist, for an unknown one."""
+    if not cells:
+        return numbers
+    unknown = sorted(set(cells) - {c["cell"] for c in numbers})
+    if unknown:
+        say(f"unknown cell(s) {unknown}; cells of {report}: {', '.join(c['cell'] for c in numbers)}")
+        return None
+    return [c for c in numbers if c["cell"] in cells]
+
+
 def table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
                 say: Callable[[str], None]) -> list[dict] | None:
     """Check every printed number of a table (or the ``cells`` asked for); None for an unknown cell."""
@@ -309,12 +345,9 @@ def table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str
     numbers = [c for c in every if c["row_kind"] != IMPROVEMENT_ROW]
     baselines = {(c["group"], c["dataset"], c["metric"]): c for c in every
                  if c["row_kind"] == METHOD_ROW and c["row"] == layout.BASELINE}
-    if cells:
-        unknown = sorted(set(cells) - {c["cell"] for c in numbers})
-        if unknown:
-            say(f"unknown cell(s) {unknown}; cells of {table_path}: {', '.join(c['cell'] for c in numbers)}")
-            return None
-        numbers = [c for c in numbers if c["cell"] in cells]
+    numbers = chosen(numbers, cells, table_path, say)
+    if numbers is None:
+        return None
     for cell in numbers:
         auditor.cell = cell["cell"]
         baseline = None if cell["row_kind"] == REFERENCE_ROW or cell["row"] == layout.BASELINE \
@@ -361,20 +394,121 @@ def figure_bars(auditor: Auditor, pdf_path: str, record: dict, cells: list[str] 
     return bars
 
 
+def check_runs(auditor: Auditor, cells: list[dict], report: str, record: dict) -> None:
+    """Each CLIR cell's runs: their files' chains re-hashed and metrics recomputed, the cell their mean."""
+    hashes = {p: h for files in record["inputs"].values() for p, h in files.items()}
+    for cell in cells:
+        auditor.cell = cell["cell"]
+        auditor.check_cell(cell, None, report, hashes)
+
+
+def rebuilt(auditor: Auditor, record: dict, report: str, build: Callable[[list, list, list], object]) -> object:
+    """What ``build`` (a ``peftir.reports.clir`` builder given the layout) makes of the recorded metrics,
+    pre-ranker and summaries files, once the summaries (the module sizes) are checked unchanged."""
+    auditor.cell = "(inputs)"
+    for source, digest in record["inputs"].get("summaries", {}).items():
+        auditor.check_input(source, digest, report, walk=False)
+    try:
+        return build(*(list(record["inputs"].get(name, {})) for name in ("metrics", "prerank", "summaries")))
+    except ValueError as problem:
+        auditor.fail(report, f"its recorded inputs do not make its layout: {problem}")
+
+
+def compare_cells(auditor: Auditor, stored: list[dict], made: list[dict], report: str, complete: bool) -> None:
+    """Each stored cell is the one rebuilt from the recorded inputs and layout, key by key: which runs make it,
+    in which row and column, with which module size (a run moved from one cell to another keeps every hash
+    and mean right; only this notices); ``complete``: no cell of the layout is missing."""
+    by_id = {cell["cell"]: cell for cell in made}
+    for cell in stored:
+        auditor.cell = cell["cell"]
+        found = by_id.get(cell["cell"])
+        if found is None:
+            auditor.fail(report, "is not a cell of its layout")
+        differ = [key for key in sorted(set(cell) | set(found)) if cell.get(key) != found.get(key)]
+        if differ:
+            auditor.fail(report, f"{', '.join(differ)} differ from what its recorded inputs and layout give")
+    missing = sorted(set(by_id) - {cell["cell"] for cell in stored}) if complete else []
+    if missing:
+        auditor.cell = "(report)"
+        auditor.fail(report, f"lacks cells of its layout: {missing}")
+
+
+def check_two_sided(auditor: Auditor, cell: dict, prerank: dict, table: str) -> None:
+    """A reranker's star: the unpaired two-sided t-test of its per-query values against the pre-ranker's."""
+    auditor.cell = cell["cell"]
+    p = stats.ttest_two_sided(clir.pooled(cell), clir.pooled(prerank))
+    p = None if math.isnan(p) else p
+    if not _close(p, cell["p_value"]) or stats.star(p) != cell["stars"] or cell["ttest"]["against"] != prerank["cell"]:
+        auditor.fail(table, f"the two-sided t-test against {prerank['cell']} gives p = {p} and star "
+                            f"{stats.star(p)!r}, the table has p = {cell['p_value']} and {cell['stars']!r}")
+
+
+def clir_table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
+                     say: Callable[[str], None]) -> list[dict] | None:
+    """Check every printed number of a modular CLIR table (or the ``cells`` asked for): the LaTeX is the
+    rendering of its JSON twin, each cell its runs' mean, each reranker's star the authors' test against the
+    pre-ranker in its column (whose cell is checked too), and each cell the one its inputs and layout give."""
+    json_path = next(iter(record["outputs"]["json"]))
+    frame = read_table(json_path)
+    spec = record["params"]["clir_table"]
+    if clir.render_clir_latex(frame, spec) != Path(table_path).read_text():
+        auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
+    every = frame.to_dict(orient="records")
+    prerank = {c["dataset"]: c for c in every if c["row_kind"] == REFERENCE_ROW}
+    numbers = chosen(every, cells, table_path, say)
+    if numbers is None:
+        return None
+    columns = {c["dataset"] for c in numbers}
+    needed = numbers + [c for column, c in prerank.items() if column in columns and c not in numbers]
+    check_runs(auditor, needed, table_path, record)
+    for cell in numbers:
+        if cell["row_kind"] == METHOD_ROW:
+            check_two_sided(auditor, cell, prerank[cell["dataset"]], table_path)
+    made = rebuilt(auditor, record, table_path, lambda *files: clir.clir_cells(spec, *files))
+    compare_cells(auditor, needed, made, json_path, complete=not cells)
+    return numbers
+
+
+def clir_figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: list[str] | None,
+                       say: Callable[[str], None]) -> list[dict] | None:
+    """Check every point of a modular CLIR figure (or the ``cells`` asked for) as ``clir_table_cells`` does a
+    table's cells, and that the PDF is the drawing of its JSON twin (drawn again, byte for byte)."""
+    json_path = next(iter(record["outputs"]["json"]))
+    figure = json.loads(Path(json_path).read_text())
+    if clir.drawn(figure)[0] != Path(pdf_path).read_bytes():
+        auditor.fail(pdf_path, f"is not the drawing of {json_path}")
+    numbers = chosen(clir.figure_points(figure), cells, pdf_path, say)
+    if numbers is None:
+        return None
+    check_runs(auditor, numbers, pdf_path, record)
+    made = rebuilt(auditor, record, pdf_path, lambda *files: clir.build_clir_figure(record["params"]["clir_figure"],
+                                                                                     *files))
+    compare_cells(auditor, numbers, clir.figure_points(made), json_path, complete=not cells)
+    if not cells and figure != made:
+        auditor.cell = "(figure)"
+        auditor.fail(json_path, "is not the figure its recorded inputs and layout give (lines, labels, factors)")
+    return numbers
+
+
+CHECKS = {"table_tex": table_cells, "figure_pdf": figure_bars, "clir_table_tex": clir_table_cells,
+          "clir_figure_pdf": clir_figure_points}
+
+
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,
           rescored: int = 0, say: Callable[[str], None] = print, left_out: dict[str, str] | None = None) -> int:
-    """Audit ``report`` (a table's .tex or a figure's .pdf) from the working directory that holds ``results/``,
+    """Audit ``report`` (a table's .tex or a figure's .pdf, modular CLIR's included) from the working directory that
+    holds ``results/``,
     with the workflow's files (config, scripts) from ``checkout``; 0 = all match. ``rescored``: queries per run
     to re-score from the run's weights (0: none). ``left_out``: files a crate left out by design."""
     kind = (layout.artefact(report) or ("",))[0]
-    if kind not in ("table_tex", "figure_pdf"):
+    if kind not in CHECKS:
         say(f"{report} is neither a table's .tex nor a figure's .pdf under results/")
         return 2
     auditor = Auditor(left_out=dict(left_out or {}))
-    auditor.cell = "(table)" if kind == "table_tex" else "(figure)"
+    auditor.cell = "(table)" if kind.endswith("table_tex") else "(figure)"
     try:
         record = auditor.verify(report, inputs=False)
-        numbers = (table_cells if kind == "table_tex" else figure_bars)(auditor, report, record, cells, say)
+        numbers = CHECKS[kind](auditor, report, record, cells, say)
         if numbers is None:
             return 2
         for files in record["inputs"].values():       # the rest (summaries): unchanged since the report
@@ -397,9 +531,9 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
         for line in auditor.chain(cell):
             say(line)
     skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
-    say(f"audit passed: {len(numbers)} {'cell' if kind == 'table_tex' else 'bar'}(s), "
+    say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
         f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs, metrics recomputed"
-        + (", t-tests rerun" if kind == "table_tex" else "")
+        + (", t-tests rerun" if kind.endswith("table_tex") else "")
         + (", params and code match the config and checkout" if check_config else "")
         + (f", every run rescored on {rescored} queries from its weights" if rescored else ""))
     if skipped:

@@ -21,11 +21,14 @@ import torch
 from adapters.composition import Split, Stack
 
 from ..data import trec
+from ..data.folds import read_folds, rotation
+from ..layout import composed_languages, pair_languages
 from ..methods import modular
 from ..methods.sparse_fine_tuning import SparseFineTuning
 from ..pretraining.language_module import SFTM_FILE
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..training.ranking_module import FULL_MODEL_FILE
+from ..workflow.plan import CLIR_FOLD
 
 
 class ComposedReranker:
@@ -44,8 +47,8 @@ class ComposedReranker:
             else:
                 names = {lang: self.model.load_adapter(language_modules[lang], with_head=False,
                                                        load_as=modular.language_adapter_name(lang))
-                         for lang in set(languages.values())}
-                loaded = {role: names[lang] for role, lang in languages.items()}
+                         for lang in composed_languages(system["language"], query_language, doc_language)}
+                loaded = {role: names[lang] for role, lang in languages.items() if lang in names}
                 if not system["invertible"]:
                     for name in set(loaded.values()):
                         self.model.base_model.delete_invertible_adapter(name)
@@ -59,8 +62,8 @@ class ComposedReranker:
                 self.model.load_state_dict(torch.load(Path(ranking_module) / FULL_MODEL_FILE, map_location="cpu",
                                                       weights_only=True))
             else:
-                both = sorted(set(languages.values()))     # LM_both = LM_q + LM_d (once for one language)
-                for lang in both if system["language"] == "both" else [languages[system["language"]]]:
+                # LM_both = LM_q + LM_d (once when both are one language)
+                for lang in composed_languages(system["language"], query_language, doc_language):
                     SparseFineTuning.load(Path(language_modules[lang]) / SFTM_FILE).apply(self.model, with_abs=False)
                 SparseFineTuning.load(Path(ranking_module) / SFTM_FILE).apply(self.model, with_abs=True)
         self.model.eval()
@@ -98,14 +101,18 @@ def documents(path: str, ids: set[str]) -> dict[str, str]:
     return found
 
 
-def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: dict[str, str], pair: str,
-                queries: str, docs: str, prerank: str, qids: list[str], settings: dict, threads: int, run: str,
+def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
+                queries: str, docs: str, prerank: str, folds: str, settings: dict, threads: int, run: str,
                 metadata: str) -> None:
-    """One system's run (the ``rerank_clir`` rule's job, still to be wired) on one language pair's ``qids``."""
+    """The ``rerank_clir`` rule: one system's run on one language pair's test queries. ``language_modules``: those
+    of ``layout.composed_languages`` for the system, in its order."""
     torch.set_num_threads(threads)
-    query_language, doc_language = pair.split("-")
-    reranker = ComposedReranker(backbone, system, ranking_module, language_modules, query_language, doc_language,
+    query_language, doc_language = pair_languages(pair)
+    modules = dict(zip(composed_languages(system["language"], query_language, doc_language), language_modules,
+                       strict=True))
+    reranker = ComposedReranker(backbone, system, ranking_module, modules, query_language, doc_language,
                                 settings["head_pooler"])
+    qids = rotation(read_folds(folds), CLIR_FOLD)["test"]
     topics = trec.read_topics(queries, set(qids))
     candidates = trec.read_run(prerank, set(qids))
     tops = {qid: [doc for doc, _ in trec.ranked(candidates.get(qid, {}))][:settings["depth"]] for qid in topics}

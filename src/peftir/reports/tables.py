@@ -22,6 +22,7 @@ from .cells import RunRecord, table_cells
 
 P_NOTE = r"$^{*}p \le 0.05$, $^{**}p \le 0.01$ (1-tailed)"
 PARAMETERS = "# of trainable parameters"
+ROW_TITLE = "Fine-tuning method"   # shown above the row labels
 CSV_COLUMNS = ["cell", "row_kind", "group", "label", "row", "trainable_parameters", "dataset", "metric", "method",
                "value", "printed", "stars", "p_value", "n_runs"]
 
@@ -71,8 +72,9 @@ def _shown(cell: pd.Series) -> str:
     return text + (f"$^{{{cell['stars']}}}$" if cell["stars"] else "")
 
 
-def render_latex(frame: pd.DataFrame, name: str, caption: str) -> str:
-    """A complete ``table*`` float in the layout of the paper's Tables 3-7 (needs booktabs and multirow)."""
+def render_latex(frame: pd.DataFrame, name: str, caption: str, note: str = P_NOTE, row_title: str = ROW_TITLE) -> str:
+    """A complete ``table*`` float in the layout of the paper's Tables 3-7 (needs booktabs and multirow);
+    another paper's tables (``peftir.reports.clir``) name their own test in ``note`` and rows in ``row_title``."""
     rows = list(dict.fromkeys(zip(frame["group"], frame["label"])))
     columns = list(dict.fromkeys(zip(frame["dataset_label"], frame["metric"])))
     values = frame.assign(shown=frame.apply(_shown, axis=1))
@@ -82,11 +84,11 @@ def render_latex(frame: pd.DataFrame, name: str, caption: str) -> str:
     wide.insert(0, ("", PARAMETERS), counts.loc[rows].map(latex_escape))
     wide.index = pd.MultiIndex.from_tuples([tuple(map(latex_escape, row)) for row in rows])
     wide.columns = pd.MultiIndex.from_tuples([tuple(map(latex_escape, column)) for column in wide.columns],
-                                             names=[None, "Fine-tuning method"])   # shown above the method column
+                                             names=[None, row_title])
     latex = wide.style.to_latex(
         environment="table*", position_float="centering", hrules=True, clines="skip-last;data",
         multirow_align="c", multicol_align="c", column_format="llr" + "c" * len(columns),
-        caption=f"{latex_escape(caption)} Note: {P_NOTE}.", label=f"tab:{name}")
+        caption=f"{latex_escape(caption)} Note: {note}.", label=f"tab:{name}")
     return "% Requires \\usepackage{booktabs} and \\usepackage{multirow}.\n" + latex
 
 
@@ -96,10 +98,11 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, name: str, caption: str, tex_path: str | os.PathLike,
-                json_path: str | os.PathLike, csv_path: str | os.PathLike) -> None:
+                json_path: str | os.PathLike, csv_path: str | os.PathLike, note: str = P_NOTE,
+                row_title: str = ROW_TITLE) -> None:
     """Write the LaTeX table, its JSON twin (the cells' records) and a flat CSV, each atomically."""
     with atomic_write(tex_path) as handle:
-        handle.write(render_latex(frame, name, caption))
+        handle.write(render_latex(frame, name, caption, note, row_title))
     with atomic_write(json_path) as handle:
         json.dump(frame.to_dict(orient="records"), handle, indent=1, allow_nan=False)
         handle.write("\n")

@@ -100,6 +100,13 @@ def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, 
     build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected)
 
 
+def index_language(docs: str | Path, index_dir: str | Path, analyzer: str, threads: int) -> None:
+    """The ``clir_index`` rule: an Anserini index of one language's documents with that language's analyzer."""
+    with open(docs, encoding="utf-8") as lines:
+        expected = sum(1 for line in lines if line.strip())
+    build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected, language=analyzer)
+
+
 def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,
            hits: int, threads: int, log: IO[str] | None = None, language: str | None = None) -> None:
     """BM25-rank ``topics`` (query id → text); the run is rewritten atomically with tag "bm25", one query

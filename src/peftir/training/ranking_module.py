@@ -13,7 +13,6 @@ Training instances follow the authors' cross-encoder recipe: every ``negatives +
 """
 from __future__ import annotations
 
-import json
 import random
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from adapters.composition import Stack
 from torch import Tensor, nn
 
 from ..data import trec
-from ..files import atomic_directory, atomic_write
+from ..files import atomic_directory, write_json
 from ..methods import modular
 from ..methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft
 from ..pretraining.language_module import SFTM_FILE
@@ -129,7 +128,5 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
         with atomic_directory(output) as building:
             torch.save(model.state_dict(), Path(building) / FULL_MODEL_FILE)
     facts["seconds"] = round(time.monotonic() - started, 1)
-    with atomic_write(summary) as handle:
-        json.dump(facts, handle, indent=1)
-        handle.write("\n")
+    write_json(summary, facts)
     return facts

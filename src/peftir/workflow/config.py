@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from ..data.export import DEFAULT_TEXT
-from ..layout import BEST_OF, METHODS, RANKERS, measure
+from ..layout import BEST_OF, METHODS, RANKERS, collection_languages, measure
 from ..rankers import pretrained
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
@@ -99,6 +99,91 @@ def validate(config: dict, schema_path: str | Path) -> None:
     if config["methods"]["ss_prefix"]["common_length"] >= config["methods"]["prefix"]["length"]:
         raise ConfigError("config key methods.ss_prefix.common_length: must be below methods.prefix.length "
                           "(the concat variant keeps the rest of the positions common)")
+    if config.get("modular_clir"):
+        _check_modular_clir(config)
+
+
+def _check_modular_clir(config: dict) -> None:
+    """What the modular CLIR section names exists in it: packages, languages, the ranking dataset, labels; each
+    corpus part has what its kind reads; an ir_datasets collection's ids and fields exist (offline registry)."""
+    clir, key = config["modular_clir"], "modular_clir"
+    languages, packages = clir["languages"], clir["packages"]
+
+    def known(value: str, allowed, where: str, what: str) -> None:
+        if value not in allowed:
+            raise ConfigError(f"config key {key}.{where} = {value!r}: allowed: {', '.join(allowed)} ({what})")
+
+    def corpus_part(where: str, part: dict) -> None:
+        """A text part reads its file, the other kinds a package (a Bible also its module)."""
+        if part["kind"] == "text":
+            if "path" not in part or "package" in part:
+                raise ConfigError(f"config key {key}.{where}: a text part names its file (path) and no package")
+            return
+        if "package" not in part:
+            raise ConfigError(f"config key {key}.{where}: a {part['kind']} part names its package (a key of "
+                              f"{key}.packages)")
+        known(part["package"], packages, f"{where}.package", f"the keys of {key}.packages")
+        if part["kind"] == "sword" and "module" not in part:
+            raise ConfigError(f"config key {key}.{where}: a sword part names its Bible (module, e.g. engWEB2015eb)")
+
+    def irds_language(language: str, spec: dict) -> None:
+        """The id exists and its queries (and documents) have the fields named; read without downloading."""
+        import ir_datasets
+
+        where = f"collection.languages.{language}"
+        if "irds" not in spec or "query_field" not in spec:
+            raise ConfigError(f"config key {key}.{where}: source ir_datasets names the dataset (irds) and the "
+                              f"queries' field (query_field) of every language")
+        if spec["irds"] not in ir_datasets.registry:
+            raise ConfigError(f"config key {key}.{where}.irds = {spec['irds']!r}: not an ir_datasets id "
+                              f"(see https://ir-datasets.com)")
+        dataset = ir_datasets.load(spec["irds"])
+        if not (dataset.has_queries() and dataset.has_qrels()):
+            raise ConfigError(f"config key {key}.{where}.irds = {spec['irds']!r}: has no queries and qrels")
+        known(spec["query_field"], _text_fields(dataset.queries_cls()), f"{where}.query_field",
+              f"text fields of {spec['irds']}'s queries")
+        docs = _text_fields(dataset.docs_cls()) if dataset.has_docs() else []
+        for index, field in enumerate(spec.get("doc_fields", [])):
+            known(field, docs, f"{where}.doc_fields[{index}]", f"text fields of {spec['irds']}'s documents")
+
+    known(clir["source_language"], languages, "source_language", f"the keys of {key}.languages")
+    known(clir["ranking"]["dataset"], config["datasets"], "ranking.dataset", "the keys of `datasets`")
+    for language, spec in languages.items():
+        for index, part in enumerate(spec["corpus"]):
+            corpus_part(f"languages.{language}.corpus[{index}]", part)
+    collection = clir["collection"]
+    if collection["source"] == "debian-reference":
+        missing = [k for k in ("packages", "query_field", "test_queries", "valid_queries", "seed") if k not in collection]
+        if missing:
+            raise ConfigError(f"config key {key}.collection: source debian-reference needs {', '.join(missing)}")
+        for language, package in collection["packages"].items():
+            known(language, languages, f"collection.packages.{language}", f"the keys of {key}.languages")
+            known(package, packages, f"collection.packages.{language}", f"the keys of {key}.packages")
+    query_languages = collection_languages(config)
+    document_languages = query_languages
+    if collection["source"] == "ir_datasets":
+        given = collection.get("languages", {})
+        for language, spec in given.items():
+            known(language, languages, f"collection.languages.{language}", f"the keys of {key}.languages")
+            irds_language(language, spec)
+        document_languages = [language for language in query_languages if "doc_fields" in given.get(language, {})]
+    for kind in ("tables", "figures"):
+        for name, spec in clir[kind].items():
+            for index, pair in enumerate(spec["pairs"]):
+                query, doc = pair.split("-")
+                known(query, query_languages, f"{kind}.{name}.pairs[{index}]", "languages of the test collection")
+                known(doc, document_languages, f"{kind}.{name}.pairs[{index}]",
+                      "languages with documents in the test collection")
+            for system in spec["systems"]:
+                known(system, clir["labels"]["systems"], f"{kind}.{name}.systems", f"{key}.labels.systems")
+            known(spec["prerank"], clir["labels"]["prerank"], f"{kind}.{name}.prerank", f"{key}.labels.prerank")
+            if kind == "tables" and "reduction_factors" in spec:
+                raise ConfigError(f"config key {key}.tables.{name}.reduction_factors: tables use "
+                                  f"{key}.ranking.reduction_factors (only figures vary them)")
+    try:
+        measure(clir["metric"])
+    except ValueError as problem:
+        raise ConfigError(f"config key {key}.metric = {clir['metric']!r}: {problem}") from None
 
 
 def _check_lengths(config: dict) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import PATHS, REFERENCES, dataset_training, first_stage, kept, row_methods, train_pairs
+from ..layout import (CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, collection_languages, composed_languages,
+                      dataset_training,
+                      first_stage, kept, pair_languages, ranking_key, ranking_of, row_methods, train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -97,3 +99,127 @@ def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:
     overrides = config["datasets"][dataset].get("resources", {}).get(rule, {}) if dataset else {}
     return {"gpu": 0, **config["resources"][rule], **overrides}
 
+
+
+# --- modular cross-lingual rerankers -----------------------------------------------------------------
+CLIR_FOLD = "1"     # the test collection's pre-assigned test split (folds scheme presplit)
+
+
+def clir_reports(config: Config, kind: str) -> list[str]:
+    """The modular CLIR tables (or figures) of the config; none without a ``modular_clir`` section."""
+    return list(config["modular_clir"][kind]) if config.get("modular_clir") else []
+
+
+def clir_packages(config: Config, names: list[str]) -> dict[str, str]:
+    return {name: PATHS.clir_package.format(package=name) for name in names}
+
+
+def corpus_inputs(config: Config, language: str) -> dict[str, str]:
+    """A language corpus's inputs: the packages its package parts read, and the local files its text parts read
+    (named ``text-<part index>``), so a changed or missing file is seen by Snakemake like a package."""
+    parts = config["modular_clir"]["languages"][language]["corpus"]
+    packages = [part["package"] for part in parts if part["kind"] != "text"]
+    return {**clir_packages(config, list(dict.fromkeys(packages))),
+            **{f"text-{index}": part["path"] for index, part in enumerate(parts) if part["kind"] == "text"}}
+
+
+def collection_packages(config: Config) -> dict[str, str]:
+    """The test collection's packages by language (debian-reference); none for a collection given as files."""
+    collection = config["modular_clir"]["collection"]
+    if collection["source"] != "debian-reference":
+        return {}
+    return {language: PATHS.clir_package.format(package=name) for language, name in collection["packages"].items()}
+
+
+def clir_collection_files(config: Config) -> dict[str, list[str] | str]:
+    """The test collection's files, by the names the collection rule writes."""
+    languages = collection_languages(config)
+    return {"docs": [PATHS.clir_docs.format(language=lang) for lang in languages],
+            "queries": [PATHS.clir_queries.format(language=lang) for lang in languages],
+            "qrels": [PATHS.clir_qrels.format(language=lang) for lang in languages],
+            "folds": PATHS.clir_folds, "info": PATHS.clir_collection_info}
+
+
+def vocabulary_texts(config: Config) -> list[str]:
+    """Every text an embedded backbone's trimmed vocabulary must cover: the language corpora (training and
+    held-out), the test collection's documents and queries, the English ranking data's."""
+    clir = config["modular_clir"]
+    if not (clir["backbone"]["name"] == EMBEDDED_MULTILINGUAL and clir["backbone"]["trim_vocabulary"]):
+        return []
+    corpora = [getattr(PATHS, name).format(language=language) for language in clir["languages"]
+               for name in ("clir_corpus", "clir_heldout")]
+    files = clir_collection_files(config)
+    ranking = clir["ranking"]["dataset"]
+    return corpora + files["docs"] + files["queries"] + [PATHS.docs.format(dataset=ranking),
+                                                         PATHS.queries.format(dataset=ranking)]
+
+
+def clir_backbone(config: Config) -> dict[str, str]:
+    """The backbone checkpoint later jobs read, when the workflow makes it (an embedded backbone: expanded,
+    then its MLM head fitted); a hub name or directory is read by name (the ``clir_backbone_name`` param)."""
+    backbone = config["modular_clir"]["backbone"]
+    if backbone["name"] != EMBEDDED_MULTILINGUAL:
+        return {}
+    return {"backbone": PATHS.clir_backbone if backbone["mlm_head"] is None else PATHS.clir_mlm_backbone}
+
+
+def mlm_head_input(config: Config) -> dict[str, str | list[str]]:
+    """Fitting an MLM head: the expanded backbone (or the named one) and every language's texts."""
+    languages = list(config["modular_clir"]["languages"])
+    backbone = config["modular_clir"]["backbone"]
+    return {**({"backbone": PATHS.clir_backbone} if backbone["name"] == EMBEDDED_MULTILINGUAL else {}),
+            "corpora": [PATHS.clir_corpus.format(language=lang) for lang in languages],
+            "heldout": [PATHS.clir_heldout.format(language=lang) for lang in languages]}
+
+
+def source_language_module(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A ranking module trains on the source language's module of its kind (monoBERT on none)."""
+    module, _ = ranking_of(wildcards["ranking"])
+    if module == "full":
+        return {}
+    language = config["modular_clir"]["source_language"]
+    return {"language_module": PATHS.language_module.format(kind=module, language=language)}
+
+
+def rerank_clir_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str | list[str]]:
+    """A composed reranker's files: its ranking module, the language modules it composes (the query's, the
+    document's, or both), the pre-ranking it reranks, the query language's queries and the document language's documents."""
+    system = CLIR_SYSTEMS[wildcards["system"]]
+    query, doc = pair_languages(wildcards["pair"])
+    languages = composed_languages(system.language, query, doc)
+    return {"ranking_module": PATHS.ranking_module.format(ranking=wildcards["ranking"], seed=wildcards["seed"]),
+            "language_modules": [PATHS.language_module.format(kind=system.module, language=lang) for lang in languages],
+            "queries": PATHS.clir_queries.format(language=query), "docs": PATHS.clir_docs.format(language=doc),
+            "prerank": PATHS.clir_prerank.format(pair=wildcards["pair"], prerank=wildcards["prerank"]),
+            "folds": PATHS.clir_folds}
+
+
+def clir_report_runs(config: Config, kind: str, name: str) -> dict[str, list[str]]:
+    """The metrics files a CLIR table or figure reads (pair, row, reduction factor, seed, in that order), the
+    pre-ranker's per pair, and the ranking modules' summaries (their parameter counts)."""
+    clir = config["modular_clir"]
+    spec = clir[kind][name]
+    seeds = clir["ranking"]["seeds"]
+    factors = spec.get("reduction_factors")
+    rankings = [(system, ranking_key(CLIR_SYSTEMS[system].module, rf)) for system in spec["systems"]
+                for rf in (factors or [clir["ranking"]["reduction_factors"].get(CLIR_SYSTEMS[system].module)])]
+    metrics = [PATHS.clir_metrics.format(pair=pair, prerank=spec["prerank"], system=system, ranking=ranking,
+                                         seed=seed, fold=CLIR_FOLD)
+               for pair in spec["pairs"] for system, ranking in rankings for seed in seeds]
+    prerank = [PATHS.clir_prerank_metrics.format(pair=pair, prerank=spec["prerank"], fold=CLIR_FOLD)
+               for pair in spec["pairs"]]
+    summaries = list(dict.fromkeys(PATHS.ranking_summary.format(ranking=ranking, seed=seed)
+                                   for _, ranking in rankings for seed in seeds))
+    return {"metrics": metrics, "prerank": prerank, "summaries": summaries}
+
+
+
+def prerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A pre-ranking reads the query language's queries, the document language's documents (dense) or index
+    (BM25), and the folds (its test queries)."""
+    query, doc = pair_languages(wildcards["pair"])
+    found = {"queries": PATHS.clir_queries.format(language=query), "docs": PATHS.clir_docs.format(language=doc),
+             "folds": PATHS.clir_folds}
+    if wildcards["prerank"] == "bm25":
+        found["index"] = PATHS.clir_index.format(language=doc)
+    return found

@@ -1,0 +1,139 @@
+"""The modular CLIR paper configuration (config/paper-modular-clir.yaml), its checks, and the collection and
+corpus sources it adds: an ir_datasets collection, a local text part, a licensed collection given as files."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from peftir.data.clir_collection import make_test_collection
+from peftir.data.multilingual_text import build_language_corpus
+from peftir.errors import ActionableError
+from peftir.layout import CLIR_SYSTEMS, pair_languages, ranking_key
+from peftir.workflow.config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = REPO / "config" / "paper-modular-clir.yaml"
+NEUCLIR = REPO / "config" / "paper-modular-clir-neuclir.yaml"
+
+
+def _overlay(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("overlays", [[PAPER], [PAPER, NEUCLIR]], ids=["clef", "neuclir"])
+def test_the_paper_overlays_validate(irds_home, overlays):
+    clir = load_config(REPO, overlays)["modular_clir"]
+    assert clir["backbone"]["name"] == "bert-base-multilingual-uncased"
+    assert clir["language_modules"]["adapter"]["steps"] == 250_000
+    assert clir["ranking"]["sftm"]["phase_steps"] == [187_500, 625_000]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("modular_clir: {rerank: {depht: 10}}", "modular_clir.rerank: unknown key(s) depht"),
+    ("modular_clir: {tables: {table1: {pairs: [en-xx]}}}", "modular_clir.tables.table1.pairs[0] = 'xx'"),
+    ("modular_clir: {languages: {en: {corpus: [{kind: text}]}}}", "modular_clir.languages.en.corpus[0]: a text part"),
+    ("modular_clir: {languages: {en: {corpus: [{kind: manpages}]}}}", "modular_clir.languages.en.corpus[0]: a manpages"),
+])
+def test_a_bad_clir_config_is_one_line_naming_the_key(irds_home, tmp_path, text, key):
+    with pytest.raises(ConfigError) as raised:
+        load_config(REPO, [_overlay(tmp_path, text)])
+    assert key in str(raised.value) and "\n" not in str(raised.value)
+
+
+def _clir_jobs(clir: dict) -> dict[str, int]:
+    """Jobs per CLIR rule the tables and figures need, counted from the config (README's job counts)."""
+    reranks, languages = set(), set()
+    for kind in ("tables", "figures"):
+        for spec in clir[kind].values():
+            for system in spec["systems"]:
+                module = CLIR_SYSTEMS[system].module
+                factors = spec.get("reduction_factors") or [clir["ranking"]["reduction_factors"].get(module)]
+                for pair in spec["pairs"]:
+                    if CLIR_SYSTEMS[system].language is not None:   # a composition reads both languages' modules
+                        languages |= {(module, language) for language in pair_languages(pair)}
+                    reranks |= {(pair, spec["prerank"], system, ranking_key(module, rf), seed)
+                                for rf in factors for seed in clir["ranking"]["seeds"]}
+    preranks = {(pair, prerank) for pair, prerank, *_ in reranks}
+    return {"rerank_clir": len(reranks), "evaluate_clir": len(reranks), "prerank_clir": len(preranks),
+            "ranking_adapter": len({(ranking, seed) for *_, ranking, seed in reranks}),
+            "mlm_language_adapter": len(languages | {(kind, clir["source_language"])
+                                                     for _, _, system, ranking, _ in reranks
+                                                     if (kind := CLIR_SYSTEMS[system].module) != "full"}),
+            "clir_index": len({pair_languages(pair)[1] for pair, prerank in preranks if prerank == "bm25"}),
+            "clir_collection": 1}
+
+
+def test_the_paper_overlay_plans_the_documented_jobs(irds_home, tmp_path):
+    clir = load_config(REPO, [PAPER])["modular_clir"]
+    expected = _clir_jobs(clir)
+    # Table 1: 9 pairs × 9 systems; Table 2: 2 × 2; Table 3: 5 × 3; Figure 2: 9 pairs × 2 systems × 6 factors,
+    # less its 18 runs at the Tables' factors (RA rf 16, RM rf 2) that Table 1 has: 81 + 4 + 15 + 90.
+    assert expected["rerank_clir"] == 190 and expected["ranking_adapter"] == 13
+    assert expected["mlm_language_adapter"] == 2 * 7 and expected["prerank_clir"] == 16   # EN DE IT FI RU SW SO
+    for language in ("en", "de", "it", "fi", "ru", "sw", "so"):       # the Wikipedia text the corpora read
+        path = tmp_path / "data" / "wikipedia" / f"{language}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("text\n")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "1", "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+                             str(REPO / "config.yaml"), str(PAPER), "--", "all_tables"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert {rule: counts.get(rule, 0) for rule in expected} == expected
+    assert counts["language_corpus"] == 7 and "debian_package" not in counts
+    assert counts["clir_table"] == 3 and counts["clir_figure"] == 1
+
+
+def test_the_ir_datasets_source_exports_each_language(irds_home, tmp_path):
+    out = tmp_path / "collection"
+    files = {name: {"en": str(out / "en" / name)} for name in ("docs.jsonl", "queries.tsv", "qrels.txt")}
+    settings = {"source": "ir_datasets", "languages": {"en": {"irds": "vaswani", "query_field": "text",
+                                                              "doc_fields": ["text"]}}}
+    make_test_collection(settings, {}, ["en"], files["docs.jsonl"], files["queries.tsv"], files["qrels.txt"],
+                         str(out / "folds.json"), str(out / "info.json"))
+    docs = (out / "en" / "docs.jsonl").read_text().splitlines()
+    assert len(docs) == 11429 and set(json.loads(docs[0])) == {"id", "contents"}
+    queries = (out / "en" / "queries.tsv").read_text().splitlines()
+    assert len(queries) == 93
+    assert json.loads((out / "folds.json").read_text())["splits"]["test"] == sorted(q.split("\t")[0] for q in queries)
+    assert (out / "en" / "qrels.txt").read_text().count("\n") == 2083
+    info = json.loads((out / "info.json").read_text())
+    assert info["per_language"]["en"]["docs"] == 11429
+    assert sorted(path.name for path in out.iterdir()) == ["en", "folds.json", "info.json"]   # no lookups left
+
+
+def test_a_text_part_reads_a_local_file_one_unit_per_line(tmp_path):
+    text = tmp_path / "wiki.txt"
+    text.write_text("".join(f"Article {i} of the extracted dump.\n" for i in range(20)) + "Article 0 of the "
+                    "extracted dump.\n\n")
+    out = tmp_path / "corpus"
+    build_language_corpus("en", [{"kind": "text", "path": str(text)}], {}, str(out / "train.txt"),
+                          str(out / "heldout.txt"), str(out / "info.json"), heldout_fraction=0.1, max_words=None,
+                          seed=1)
+    lines = (out / "train.txt").read_text().splitlines() + (out / "heldout.txt").read_text().splitlines()
+    assert sorted(lines) == sorted(f"Article {i} of the extracted dump." for i in range(20))
+    part = json.loads((out / "info.json").read_text())["parts"][0]
+    assert part["duplicates_dropped"] == 1 and len(part["sha256"]) == 64
+    with pytest.raises(ActionableError, match="no file"):
+        build_language_corpus("en", [{"kind": "text", "path": str(tmp_path / "absent.txt")}], {},
+                              str(out / "t.txt"), str(out / "h.txt"), str(out / "i.json"), heldout_fraction=0.1,
+                              max_words=None, seed=1)
+
+
+def test_a_missing_licensed_collection_says_where_to_get_it_and_writes_nothing(tmp_path):
+    settings = yaml.safe_load(PAPER.read_text())["modular_clir"]["collection"]
+    settings["path"] = str(tmp_path / "clef-2003")
+    out = tmp_path / "collection"
+    paths = {lang: str(out / lang / "file") for lang in ("en", "de")}
+    with pytest.raises(ActionableError) as raised:
+        make_test_collection(settings, {}, ["en", "de"], paths, paths, paths, str(out / "folds.json"),
+                             str(out / "info.json"))
+    assert "ELRA" in str(raised.value) and "clef-dataloaders" in str(raised.value)
+    assert not out.exists()

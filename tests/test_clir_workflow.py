@@ -1,0 +1,132 @@
+"""The modular CLIR system through Snakemake on a tiny configuration: Debian packages → corpora, collection →
+backbone → language and ranking modules → composed rerankers → Table 1 and Figure 2, audited. The tiny tables
+rerank BM25 (the dense pre-ranker embeds every document with all 12 layers of e5; tests/test_modular_clir.py
+checks it)."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from peftir.data import debian
+from peftir.provenance.records import read_record
+
+from checkout import clone
+from test_workflow import snakemake, tampered
+
+TINY_CLIR = """
+experiment: {datasets: [vaswani]}
+modular_clir:
+  backbone: {layers: 1, mlm_head: {steps: 4, batch_size: 4, block_size: 32, lr: 1.0e-3, seed: 1}}
+  corpus: {max_words: 20000}
+  collection: {test_queries: 12, valid_queries: 4}
+  language_modules:
+    adapter: {steps: 3, batch_size: 2, block_size: 32, heldout_blocks: 4}
+    sftm: {phase_steps: [2, 2], batch_size: 2, block_size: 32, heldout_blocks: 4}
+  ranking:
+    train: {batch_size: 4, max_len: 48, warmup: 1}
+    adapter: {steps: 3}
+    sftm: {phase_steps: [2, 2]}
+    full: {steps: 3}
+  prerank: {dense: {depth: 8}, bm25: {depth: 8}}
+  rerank: {depth: 4, batch_size: 4, max_len: 48}
+  tables:
+    table1: {prerank: bm25, pairs: [en-de, de-es], systems: [monobert, ra_doc, ra_split, ra_nola, rm_doc, rm_both]}
+  figures:
+    figure2: {prerank: bm25, pairs: [en-de], reduction_factors: [8, 32]}
+"""
+TABLE, FIGURE = "results/tables/modular-clir/table1.tex", "results/figures/modular-clir/figure2.pdf"
+
+
+@pytest.fixture(scope="module")
+def clir_workflow(irds_home, tmp_path_factory):
+    """Table 1 and Figure 2 of the tiny configuration, built in a clone as a user builds them."""
+    workdir = clone(tmp_path_factory.mktemp("clir"))
+    (workdir / "tiny.yaml").write_text(TINY_CLIR)
+    try:
+        debian.fetch_package("https://deb.debian.org/debian/pool/main/d/debian-reference/"
+                             "debian-reference-en_2.100_all.deb",
+                             "9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f",
+                             tmp_path_factory.mktemp("network") / "probe.deb")   # the pipeline fetches its own
+    except debian.PackageFetchError as problem:
+        if "sha256" in str(problem):
+            raise
+        pytest.skip(f"no network to deb.debian.org: {problem}")
+    result = snakemake(workdir, TABLE, FIGURE, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-5000:]
+    return workdir
+
+
+def _cells(workdir: Path) -> dict[str, dict]:
+    return {cell["cell"]: cell for cell in json.loads((workdir / TABLE).with_suffix(".json").read_text())}
+
+
+def _audit(workdir: Path, report: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", report, "--directory", str(workdir),
+                           "--checkout", str(workdir)], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.integration
+def test_table1_cells_are_the_runs_map_and_the_pairs_average(clir_workflow):
+    cells = _cells(clir_workflow)
+    for system in ("prerank", "monobert", "ra_doc", "ra_split", "ra_nola", "rm_doc", "rm_both"):
+        pairs = [cells[f"{system if system != 'prerank' else 'bm25'}:{pair}:AP"] for pair in ("en-de", "de-es")]
+        for cell in pairs:
+            metrics = [json.loads((clir_workflow / run["metrics_file"]).read_text()) for run in cell["runs"]]
+            assert cell["value"] == pytest.approx(sum(m["mean"]["AP"] for m in metrics) / len(metrics))
+        average = cells[f"{system if system != 'prerank' else 'bm25'}:avg:AP"]
+        assert average["value"] == pytest.approx((pairs[0]["value"] + pairs[1]["value"]) / 2)
+
+
+@pytest.mark.integration
+def test_each_composition_reads_its_own_modules(clir_workflow, monkeypatch):
+    """The rerank jobs' recorded inputs: the query and document languages' modules for Split, the document's for
+    Doc, none for the RA alone and monoBERT; adapters for RA rows, masks for RM rows."""
+    monkeypatch.chdir(clir_workflow)      # records are found from the working directory
+
+    def inputs(system: str, ranking: str) -> dict:
+        return read_record(f"results/modular-clir/runs/de-es/bm25/{system}/{ranking}-seed1.run")["inputs"]
+    models = "results/modular-clir/models/language"
+    assert sorted(inputs("ra_split", "adapter-rf16")["language_modules"]) == [f"{models}/adapter/de",
+                                                                             f"{models}/adapter/es"]
+    assert sorted(inputs("ra_doc", "adapter-rf16")["language_modules"]) == [f"{models}/adapter/de",
+                                                                           f"{models}/adapter/es"][1:]
+    assert sorted(inputs("rm_both", "sftm-rf2")["language_modules"]) == [f"{models}/sftm/de", f"{models}/sftm/es"]
+    assert not inputs("ra_nola", "adapter-rf16").get("language_modules")
+    assert not inputs("monobert", "full").get("language_modules")
+
+
+@pytest.mark.integration
+def test_language_modules_lower_the_heldout_mlm_loss(clir_workflow):
+    for kind in ("adapter", "sftm"):
+        summary = json.loads((clir_workflow / f"results/modular-clir/models/language/{kind}/de.json").read_text())
+        assert summary["heldout_after"]["loss"] < summary["heldout_before"]["loss"]
+
+
+@pytest.mark.integration
+def test_the_audit_passes_and_fails_on_an_edited_run(clir_workflow):
+    for report in (TABLE, FIGURE):
+        done = _audit(clir_workflow, report)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "audit passed" in done.stdout
+    run = clir_workflow / "results/modular-clir/runs/en-de/bm25/ra_doc/adapter-rf16-seed1.run"
+    with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
+        failed = _audit(clir_workflow, TABLE)
+    assert failed.returncode == 1 and "adapter-rf16-seed1.run" in failed.stdout
+
+
+@pytest.mark.integration
+def test_changing_the_adapters_learning_rate_reruns_only_what_uses_ranking_adapters(clir_workflow, tmp_path):
+    overlay = tmp_path / "lr.yaml"
+    overlay.write_text("modular_clir: {ranking: {adapter: {lr: 2.0e-3}}}\n")
+    result = snakemake(clir_workflow, TABLE, FIGURE, "-n", "--cores", "1", overlays=(overlay,))
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned = re.findall(r"(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)", result.stdout)
+    trained = {wildcards for rule, wildcards in planned if rule == "ranking_adapter"}
+    assert trained == {"ranking=adapter-rf16, seed=1", "ranking=adapter-rf8, seed=1", "ranking=adapter-rf32, seed=1"}
+    reranked = {wildcards for rule, wildcards in planned if rule == "rerank_clir"}
+    assert reranked and all("ranking=adapter" in w for w in reranked)
+    assert not {rule for rule, _ in planned} & {"mlm_language_adapter", "mlm_head", "multilingual_backbone",
+                                                "language_corpus", "clir_collection", "prerank_clir"}
