@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ActionableError
-from ..files import atomic_write
+from ..files import atomic_write, write_json
 from .debian import package_info
 from .export import _queries_and_qrels, export_dataset, normalise
 from .folds import read_folds, validate, write_folds
@@ -144,9 +144,7 @@ def build_clir_collection(packages: dict[str, str], languages: list[str], query_
               "dropped": {reason: len(anchors) for reason, anchors in dropped.items()}, "dropped_anchors": dropped,
               "renamed_ids": {anchor: ids[anchor] for anchor in kept if ids[anchor] != anchor},
               "splits": {split: len(members) for split, members in splits.items()}, "per_language": described}
-    with atomic_write(info) as handle:
-        json.dump(record, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
+    write_json(info, record)
 
 
 LOCAL_FILES = ("docs.jsonl", "queries.tsv", "qrels.txt")
@@ -195,9 +193,7 @@ def copy_local_collection(settings: Mapping[str, Any], languages: list[str], doc
     fold_doc = (read_folds(given) if given.is_file() else
                 _every_query_a_test_query(str(root), qids, "every query a test query (no folds.json given)"))
     write_folds(folds, fold_doc)
-    with atomic_write(info) as handle:
-        json.dump({"dataset": str(root), "languages": languages, "per_language": described}, handle, indent=2)
-        handle.write("\n")
+    write_json(info, {"dataset": str(root), "languages": languages, "per_language": described})
 
 
 IR_DATASETS = "ir_datasets"
@@ -233,9 +229,7 @@ def export_irds_collection(settings: Mapping[str, Any], languages: list[str], do
                                             Path(scratch) / lang) for lang in languages}
     qids = set().union(*(read_topics(queries[lang]) for lang in languages))
     write_folds(folds, _every_query_a_test_query(IR_DATASETS, qids, "every query a test query"))
-    with atomic_write(info) as handle:
-        json.dump({"dataset": IR_DATASETS, "languages": languages, "per_language": described}, handle, indent=2)
-        handle.write("\n")
+    write_json(info, {"dataset": IR_DATASETS, "languages": languages, "per_language": described})
 
 
 def make_test_collection(settings: Mapping[str, Any], packages: dict[str, str], languages: list[str],

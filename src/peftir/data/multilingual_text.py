@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import gzip
 import html
-import json
 import random
 import re
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
-from ..files import atomic_write
+from ..files import atomic_write, write_json
 from ..provenance.records import sha256
 from .debian import extract, package_info, package_members
 from .export import normalise
@@ -445,6 +444,4 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
     record = {"language": language, "seed": seed, "heldout_fraction": heldout_fraction, "max_words": max_words,
               "parts": described, "train": _counts(unit for _, unit in training),
               "heldout": _counts(unit for _, unit in held), "available": _counts(unit for _, unit in units)}
-    with atomic_write(info) as handle:
-        json.dump(record, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
+    write_json(info, record)
