@@ -9,9 +9,9 @@
 #
 # DAG: download (ir_datasets) → folds (→ triples) → index → bm25 (Anserini) → train → rerank
 #      → evaluate (ir_measures) → table (t-tests, LaTeX + JSON + CSV), figure (matplotlib)
-# Modular CLIR: debian_package → language_corpus, clir_collection (→ clir_index) → multilingual_backbone
-#      → mlm_head → mlm_language_adapter → ranking_adapter; prerank_clir → rerank_clir → evaluate_clir
-#      → clir_table, clir_figure
+# Modular CLIR: debian_package → language_corpus, clir_collection (→ clir_index, clir_dense_index)
+#      → multilingual_backbone → mlm_head → mlm_language_adapter → ranking_adapter; prerank_clir
+#      → rerank_clir → evaluate_clir → clir_table, clir_figure
 #
 # Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
 # paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
@@ -82,4 +82,4 @@ rule all_tables:
 
 rule all_crates:
     input:
-        expand(PATHS.crate, report=TABLES + FIGURES),
+        expand(PATHS.crate, report=plan.crate_reports(config)),

@@ -1,11 +1,15 @@
-"""Shared fixtures: an offline ir_datasets home holding the cached vaswani files."""
+"""Shared fixtures: an offline ir_datasets home holding the cached vaswani files; a tiny exported English collection."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from peftir.data.docstore import lookup_writer
+from peftir.rankers.inputs import Collection
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))
@@ -25,3 +29,23 @@ def irds_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("IR_DATASETS_HOME", None)
     else:
         os.environ["IR_DATASETS_HOME"] = previous
+
+
+@pytest.fixture(scope="session")
+def english_relevance(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection, Path]:
+    """Four English queries, eight documents, qrels and a candidate run, in the exported format."""
+    path = tmp_path_factory.mktemp("english")
+    docs = {f"d{i}": ("the cat sat on the mat" if i % 2 else "the dog ran in the park") + f" item {i}"
+            for i in range(8)}
+    (path / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in docs.items()))
+    (path / "queries.tsv").write_text("q1\tcat mat\nq2\tdog park\n")
+    (path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d3 1\nq2 0 d0 1\nq2 0 d2 1\n")
+    (path / "run").write_text("".join(f"{q} Q0 d{i} {i + 1} {-i} bm25\n" for q in ("q1", "q2") for i in range(8)))
+    with lookup_writer(path / "lookup.sqlite", path / "docs.jsonl") as places:
+        offset = 0
+        for line in (path / "docs.jsonl").read_bytes().splitlines(keepends=True):
+            places.add(json.loads(line)["id"], offset, len(line))
+            offset += len(line)
+    collection = Collection(queries=str(path / "queries.tsv"), qrels=str(path / "qrels.txt"),
+                            docs=str(path / "docs.jsonl"), docs_lookup=str(path / "lookup.sqlite"), folds="")
+    return collection, path / "run"

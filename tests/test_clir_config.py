@@ -65,6 +65,7 @@ def _clir_jobs(clir: dict) -> dict[str, int]:
                                                      for _, _, system, ranking, _ in reranks
                                                      if (kind := CLIR_SYSTEMS[system].module) != "full"}),
             "clir_index": len({pair_languages(pair)[1] for pair, prerank in preranks if prerank == "bm25"}),
+            "clir_dense_index": len({pair_languages(pair)[1] for pair, prerank in preranks if prerank == "dense"}),
             "clir_collection": 1}
 
 
@@ -76,6 +77,7 @@ def test_the_paper_overlay_plans_the_documented_jobs(irds_home, tmp_path):
     assert expected["rerank_clir"] == 190 and expected["ranking_adapter"] == 13
     # EN DE IT FI RU; Table 2's SW and SO queries meet English documents under RA + LA_Doc and RM + LM_Doc
     assert expected["mlm_language_adapter"] == 2 * 5 and expected["prerank_clir"] == 16
+    assert expected["clir_dense_index"] == 4            # DE IT FI RU documents, each embedded once for 9 pairs
     for language in ("en", "de", "it", "fi", "ru", "sw", "so"):       # the Wikipedia text the corpora read
         path = tmp_path / "data" / "wikipedia" / f"{language}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -130,3 +130,17 @@ def test_changing_the_adapters_learning_rate_reruns_only_what_uses_ranking_adapt
     assert reranked and all("ranking=adapter" in w for w in reranked)
     assert not {rule for rule, _ in planned} & {"mlm_language_adapter", "mlm_head", "multilingual_backbone",
                                                 "language_corpus", "clir_collection", "prerank_clir"}
+
+
+@pytest.mark.integration
+def test_a_reviewer_audits_table1_from_its_crate_which_describes_the_modules_it_leaves_out(clir_workflow,
+                                                                                         tmp_path):
+    crate = "results/crates/modular-clir/table1.crate.zip"
+    result = snakemake(clir_workflow, crate, "--cores", "1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    reviewer = clone(tmp_path / "reviewer")
+    done = subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "--crate", str(clir_workflow / crate),
+                           "--checkout", str(reviewer)], capture_output=True, text=True, timeout=600, cwd=reviewer)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    skipped = re.search(r"not re-hashed: \d+ files the crate leaves out by design \(([^)]*)\)", done.stdout)
+    assert skipped and {"language_module", "ranking_module", "clir_mlm_backbone"} <= set(skipped[1].split(", "))

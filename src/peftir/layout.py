@@ -27,7 +27,8 @@ RESULTS = "results"
 # --- artefacts ---------------------------------------------------------------------------------
 RUN = "{dataset}/{ranker}/{method}/fold{fold}-seed{seed}"       # one trained run: its files share this key
 FIRST_STAGE = "{dataset}/{ranker}/{method}/epochs{epochs}/fold{fold}-seed{seed}"
-CLIR = "results/modular-clir"                                  # the modular cross-lingual rerankers' artefacts
+CLIR_PAPER = "modular-clir"                                   # its tables', figures' and crates' folder
+CLIR = f"results/{CLIR_PAPER}"                                # the modular cross-lingual rerankers' artefacts
 CLIR_RUN = "{pair}/{prerank}/{system}/{ranking}-seed{seed}"    # one composed reranker of one pre-ranking
 
 
@@ -63,6 +64,7 @@ class Paths:
     figure_png: str = "results/figures/{figure}.png"
     figure_json: str = "results/figures/{figure}.json"
     crate: str = "results/crates/{report}.crate.zip"     # a table's or figure's Workflow Run RO-Crate
+    # (report: a Semi-Siamese table or figure, ``table5``; another paper's, ``modular-clir/table1``)
     # modular cross-lingual rerankers (Litschko et al.): texts, collection, backbone, modules, runs, reports
     clir_package: str = f"{CLIR}/packages/{{package}}.deb"
     clir_corpus: str = f"{CLIR}/corpora/{{language}}/train.txt"
@@ -74,6 +76,7 @@ class Paths:
     clir_folds: str = f"{CLIR}/collection/folds.json"
     clir_collection_info: str = f"{CLIR}/collection/info.json"
     clir_index: str = f"{CLIR}/index/{{language}}"
+    clir_dense_index: str = f"{CLIR}/dense-index/{{language}}"   # the dense pre-ranker's faiss index
     clir_backbone: str = f"{CLIR}/backbone/expanded"              # an embedded backbone as a checkpoint
     clir_backbone_summary: str = f"{CLIR}/backbone/expanded.json"
     clir_mlm_backbone: str = f"{CLIR}/backbone/mlm-head"          # ... with its MLM head fitted
@@ -88,12 +91,12 @@ class Paths:
     clir_run_metadata: str = f"{CLIR}/runs/{CLIR_RUN}.ir_metadata.yaml"
     clir_metrics: str = f"{CLIR}/metrics/{CLIR_RUN}/fold{{fold}}.json"
     clir_prerank_metrics: str = f"{CLIR}/metrics/{{pair}}/{{prerank}}/fold{{fold}}.json"
-    clir_table_tex: str = "results/tables/modular-clir/{table}.tex"
-    clir_table_json: str = "results/tables/modular-clir/{table}.json"
-    clir_table_csv: str = "results/tables/modular-clir/{table}.csv"
-    clir_figure_pdf: str = "results/figures/modular-clir/{figure}.pdf"
-    clir_figure_png: str = "results/figures/modular-clir/{figure}.png"
-    clir_figure_json: str = "results/figures/modular-clir/{figure}.json"
+    clir_table_tex: str = f"results/tables/{CLIR_PAPER}/{{table}}.tex"
+    clir_table_json: str = f"results/tables/{CLIR_PAPER}/{{table}}.json"
+    clir_table_csv: str = f"results/tables/{CLIR_PAPER}/{{table}}.csv"
+    clir_figure_pdf: str = f"results/figures/{CLIR_PAPER}/{{figure}}.pdf"
+    clir_figure_png: str = f"results/figures/{CLIR_PAPER}/{{figure}}.png"
+    clir_figure_json: str = f"results/figures/{CLIR_PAPER}/{{figure}}.json"
 
     @staticmethod
     def log(rule: str, key: str) -> str:
@@ -290,8 +293,8 @@ LANGUAGE = r"[a-z]{2,3}"                  # ISO 639 codes
 
 def wildcard_constraints() -> dict[str, str]:
     """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
-    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": NAME, "ranker": "|".join(RANKERS),
-            "reference": "|".join(REFERENCES),
+    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": f"(?:{CLIR_PAPER}/)?{NAME}",
+            "ranker": "|".join(RANKERS), "reference": "|".join(REFERENCES),
             "method": "|".join(sorted(METHODS, key=len, reverse=True)), "fold": r"\d+", "seed": r"\d+",
             "epochs": r"\d+", "package": NAME, "language": LANGUAGE, "kind": "|".join(LANGUAGE_MODULES),
             "ranking": RANKING, "pair": f"{LANGUAGE}-{LANGUAGE}", "prerank": "|".join(PRERANKERS),
@@ -489,6 +492,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "language_module": lambda config, wc: _clir(config)["language_modules"][wc["kind"]],
     "ranking_module": _ranking_module,
     "clir_prerank": _clir_prerank,
+    "clir_encoder": lambda config, wc: _clir(config)["prerank"]["dense"]["model"],
     "clir_system": lambda config, wc: {"name": wc["system"], **vars(CLIR_SYSTEMS[wc["system"]])},
     "clir_rerank": lambda config, wc: {**_clir(config)["rerank"], "head_pooler": _clir(config)["backbone"]["head_pooler"]},
     "clir_metric": lambda config, wc: [_clir(config)["metric"]],

@@ -1,5 +1,6 @@
 # Modular cross-lingual rerankers (Litschko et al.), their data: Debian packages → language corpora
-# (MLM text) and the test collection → Anserini indexes (with language analyzers) → pre-rankings.
+# (MLM text) and the test collection → Anserini indexes (with language analyzers) and faiss indexes of
+# embedded documents → pre-rankings.
 
 
 # A package is fetched from its URL and checked against its sha256 (run where the network is).
@@ -77,6 +78,26 @@ rule clir_index:
         "../../envs/peftir.yaml"
     script:
         "../scripts/clir_index.py"
+
+
+# Each language's documents embedded once for the dense pre-ranker, shared by every pair that ranks them.
+rule clir_dense_index:
+    input:
+        docs=PATHS.clir_docs,
+    output:
+        index=directory(PATHS.clir_dense_index),
+    log:
+        PATHS.log("clir_dense_index", "{language}"),
+    params:
+        **params_of("clir_encoder"),
+        code=code_of("clir_dense_index"),
+    threads: threads_of("clir_dense_index")
+    resources:
+        **resources_of("clir_dense_index"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/clir_dense_index.py"
 
 
 # The test queries of the query language ranked over the documents of the document language.

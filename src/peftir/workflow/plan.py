@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import (CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, collection_languages, composed_languages,
-                      dataset_training,
-                      first_stage, kept, pair_languages, ranking_key, ranking_of, row_methods, train_pairs)
+from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, collection_languages,
+                      composed_languages, dataset_training, first_stage, kept, pair_languages, ranking_key,
+                      ranking_of, row_methods, train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -71,13 +71,26 @@ def report_runs(config: Config, kind: str, name: str, pattern: str) -> list[str]
 
 
 def report_file(config: Config, report: str) -> str:
-    """A table's .tex or a figure's .pdf, by name (what a crate is made of)."""
-    if report in config["tables"]:
-        return PATHS.table_tex.format(table=report)
-    if report in config["figures"]:
-        return PATHS.figure_pdf.format(figure=report)
-    raise ValueError(f"no table or figure named {report!r}; tables: {', '.join(config['tables'])}; "
-                     f"figures: {', '.join(config['figures'])}")
+    """A table's .tex or a figure's .pdf, by name (what a crate is made of): ``table5`` for the Semi-Siamese
+    paper's, ``modular-clir/table1`` for the modular CLIR paper's."""
+    paper, _, name = report.rpartition("/")
+    if paper == CLIR_PAPER:
+        if name in clir_reports(config, "tables"):
+            return PATHS.clir_table_tex.format(table=name)
+        if name in clir_reports(config, "figures"):
+            return PATHS.clir_figure_pdf.format(figure=name)
+    elif not paper:
+        if name in config["tables"]:
+            return PATHS.table_tex.format(table=name)
+        if name in config["figures"]:
+            return PATHS.figure_pdf.format(figure=name)
+    raise ValueError(f"no table or figure named {report!r}; reports: {', '.join(crate_reports(config))}")
+
+
+def crate_reports(config: Config) -> list[str]:
+    """Every table and figure of the config by its crate name (``table5``, ``modular-clir/table1``)."""
+    return [*config["tables"], *config["figures"],
+            *(f"{CLIR_PAPER}/{name}" for kind in ("tables", "figures") for name in clir_reports(config, kind))]
 
 
 def reference_runs(config: Config) -> list[str]:
@@ -215,11 +228,10 @@ def clir_report_runs(config: Config, kind: str, name: str) -> dict[str, list[str
 
 
 def prerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
-    """A pre-ranking reads the query language's queries, the document language's documents (dense) or index
-    (BM25), and the folds (its test queries)."""
+    """A pre-ranking reads the query language's queries, the folds (its test queries) and the document
+    language's index: its embedded documents (dense, embedded once per language, shared by every pair) or its
+    Anserini index (BM25)."""
     query, doc = pair_languages(wildcards["pair"])
-    found = {"queries": PATHS.clir_queries.format(language=query), "docs": PATHS.clir_docs.format(language=doc),
-             "folds": PATHS.clir_folds}
-    if wildcards["prerank"] == "bm25":
-        found["index"] = PATHS.clir_index.format(language=doc)
-    return found
+    index = PATHS.clir_dense_index if wildcards["prerank"] == "dense" else PATHS.clir_index
+    return {"queries": PATHS.clir_queries.format(language=query), "folds": PATHS.clir_folds,
+            "index": index.format(language=doc)}
