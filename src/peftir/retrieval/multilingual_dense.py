@@ -9,12 +9,12 @@ rerankers start from, used as it comes. Each language's documents are embedded o
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from ..data import trec
+from . import faiss_index
 
 BATCH = 64
 EMBEDDED = "embedded:multilingual-e5-small"
@@ -48,39 +48,24 @@ def encoders(model: str, threads: int) -> tuple[Encode, Encode]:
 
 def embed_documents(docs: str, model: str, threads: int, index: str) -> None:
     """The ``clir_dense_index`` rule: every document of one language (JSON lines) embedded once, into a faiss
-    flat inner-product index laid out as pyserini's (``index`` and one ``docid`` per line), which each
-    language pair's dense pre-ranking searches."""
-    import faiss
-
-    from ..files import atomic_directory
-
+    flat inner-product index (``peftir.retrieval.faiss_index``) that each language pair's dense pre-ranking
+    searches."""
     _, passage_encoder = encoders(model, threads)
     with open(docs, encoding="utf-8") as lines:
         documents = [json.loads(line) for line in lines]
-    vectors = _embed(passage_encoder, [doc["contents"] for doc in documents]).astype(np.float32)
-    flat = faiss.IndexFlatIP(vectors.shape[1])
-    flat.add(vectors)
-    with atomic_directory(index) as partial:
-        faiss.write_index(flat, str(partial / "index"))
-        (partial / "docid").write_text("".join(f"{doc['id']}\n" for doc in documents), encoding="utf-8")
+    vectors = _embed(passage_encoder, [doc["contents"] for doc in documents])
+    faiss_index.write(faiss_index.build(vectors, [doc["id"] for doc in documents]), index)
 
 
 def dense_prerank(queries: str, qids: list[str], index: str, depth: int, threads: int,
                   model: str = EMBEDDED) -> trec.Run:
     """The top ``depth`` documents of the faiss ``index`` for each query ``qids`` of ``queries``, by cosine
     (exact search: inner product of L2-normalised vectors)."""
-    import faiss
-
-    faiss.omp_set_num_threads(threads)
     query_encoder, _ = encoders(model, threads)
     topics = trec.read_topics(queries, set(qids))
-    flat = faiss.read_index(f"{index}/index")
-    doc_ids = Path(index, "docid").read_text(encoding="utf-8").splitlines()
     wanted = sorted(topics)
-    scores, ranks = flat.search(_embed(query_encoder, [topics[qid] for qid in wanted]).astype(np.float32),
-                                min(depth, flat.ntotal))
-    return {qid: {doc_ids[i]: float(score) for score, i in zip(row_scores, row_ranks)}
-            for qid, row_scores, row_ranks in zip(wanted, scores, ranks)}
+    hits = faiss_index.read(index, threads).search(_embed(query_encoder, [topics[qid] for qid in wanted]), depth)
+    return dict(zip(wanted, hits))
 
 
 def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: str, index: str, threads: int,

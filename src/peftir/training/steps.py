@@ -26,18 +26,28 @@ def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, 
                 weight_decay: float = 0.0, log_every: int = 0) -> list[float]:
     """``steps`` updates of the model's trainable parameters on ``loss_of(step)``; the mean loss of each
     ``log_every`` steps (of all, when 0), printed to the job's log as it goes."""
+    def update(step: int) -> float:
+        loss = loss_of(step)
+        loss.backward()
+        return float(loss.detach())
+
+    return train_updates(model, update, steps, lr, warmup, weight_decay, log_every)
+
+
+def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, lr: float, warmup: int = 0,
+                  weight_decay: float = 0.0, log_every: int = 0) -> list[float]:
+    """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
+    passes, a gradient cache's several, and returns the loss)."""
     model.train()
     optimizer = torch.optim.AdamW(optimizer_groups(model, weight_decay), lr=lr)
     schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
     window = log_every or steps
     losses, running = [], []
     for step in range(steps):
-        loss = loss_of(step)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        running.append(update(step))
         optimizer.step()
         schedule.step()
-        running.append(float(loss.detach()))
         if len(running) == window or step == steps - 1:
             losses.append(sum(running) / len(running))
             print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)

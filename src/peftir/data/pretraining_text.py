@@ -1,0 +1,82 @@
+"""Pretraining text for Condenser, coCondenser and RIP, cut from a collection's documents.
+
+- ``blocks`` (Condenser; the released ``helper/create_train.py``): each document's sentences, tokenised, are
+  packed greedily into blocks of at most ``max_len − 2`` tokens (room for [CLS] and [SEP]); with probability
+  ``short_probability`` (0.1) a document's target length is drawn uniformly from 1 to ``max_len − 2`` instead,
+  so the model also sees short inputs.
+- ``spans`` (coCondenser): the same blocks, with ``max_len`` the span length, kept per document; documents
+  with fewer than two spans cannot give a pair and are dropped (as ``create_train_co.py`` drops them).
+- ``sentences`` (RIP): each passage's sentences, tokenised and cropped; passages of one sentence are dropped.
+
+Sentences come from pysbd (rule-based, no model download); the released code used nltk's punkt, whose data
+does not install with the package (named in the README).
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterable
+
+Ids = list[int]
+
+
+def split_sentences(text: str) -> list[str]:
+    import pysbd
+
+    return [sentence.strip() for sentence in pysbd.Segmenter(language="en", clean=False).segment(text)
+            if sentence.strip()]
+
+
+def _tokenised(tokenizer, text: str) -> list[Ids]:
+    sentences = split_sentences(text)
+    if not sentences:
+        return []
+    return [ids for ids in tokenizer(sentences, add_special_tokens=False)["input_ids"] if ids]
+
+
+def _pack(sentences: list[Ids], target: int) -> list[Ids]:
+    """Sentences packed greedily into blocks of at most ``target`` tokens (a longer sentence is cropped)."""
+    blocks, current = [], []
+    for sentence in sentences:
+        if current and len(current) + len(sentence) > target:
+            blocks.append(current)
+            current = []
+        current = (current + sentence)[:target]
+    return blocks + ([current] if current else [])
+
+
+def document_blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float,
+                    seed: int) -> list[list[Ids]]:
+    """Each document's blocks (without special tokens), in document order."""
+    rng, longest = random.Random(seed), max_len - 2
+    found = []
+    for text in texts:
+        target = rng.randint(1, longest) if rng.random() < short_probability else longest
+        found.append(_pack(_tokenised(tokenizer, text), target))
+    return found
+
+
+def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int) -> list[Ids]:
+    """Condenser's training blocks: every document's blocks, one list."""
+    return [block for document in document_blocks(tokenizer, texts, max_len, short_probability, seed)
+            for block in document]
+
+
+def spans(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int) -> list[list[Ids]]:
+    """coCondenser's documents as their spans, those with at least two."""
+    return [document for document in document_blocks(tokenizer, texts, max_len, short_probability, seed)
+            if len(document) >= 2]
+
+
+def sentences(tokenizer, texts: Iterable[str], max_len: int) -> list[list[Ids]]:
+    """RIP's passages as their sentences (cropped to ``max_len − 2`` tokens), those with at least two."""
+    found = []
+    for text in texts:
+        tokenised = [ids[:max_len - 2] for ids in _tokenised(tokenizer, text)]
+        if len(tokenised) >= 2:
+            found.append(tokenised)
+    return found
+
+
+def pairs(documents: list[list[Ids]], rng: random.Random) -> list[Ids]:
+    """Two distinct pieces of each document, side by side (rows 2i and 2i+1), drawn uniformly."""
+    return [piece for document in documents for piece in rng.sample(document, 2)]

@@ -1,0 +1,126 @@
+"""One pretraining run for dense retrieval: Condenser, coCondenser or RIP on a collection's text.
+
+The backbone is a masked LM (its MLM head fitted first where the checkpoint has none, as the embedded MiniLM);
+the objectives are ``peftir.pretraining.condenser`` (head MLM + late MLM), coCondenser (the same plus the
+span-contrastive loss, warm-started from a Condenser with its head) and ``peftir.pretraining.rip`` (MLM +
+sentence-contrastive loss). Inputs are masked by whole words, 15 % (80/10/10), as the released collator does;
+the schedule is the papers' (AdamW, linear warm-up over ``warmup_ratio`` of the steps, linear decay, weight
+decay 0.01). The run writes the backbone as a plain checkpoint that any stage can name (the Condenser head beside
+it, for coCondenser) and a summary with the losses.
+"""
+from __future__ import annotations
+
+import random
+import time
+import warnings
+
+import torch
+from torch import Tensor
+from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForWholeWordMask
+
+from ..data import pretraining_text
+from ..files import atomic_directory, write_json
+from ..training.mlm import MLM_PROBABILITY
+from ..training.steps import train_updates
+from .condenser import Condenser
+from .contrastive import contrastive_step
+from .rip import RetrievalOrientedLM
+
+OBJECTIVES = ("condenser", "cocondenser", "rip")
+
+
+class Masking:
+    """Rows of word-piece ids (no special tokens) → a padded batch with whole-word masks and its attention mask.
+
+    ``DataCollatorForWholeWordMask`` finds words by their ``##`` continuation pieces, from ids alone, as the
+    released collator does; transformers 4.57 deprecates it for a whole-word option that needs the raw text's
+    offsets, which blocks of ids no longer have."""
+
+    def __init__(self, tokenizer, seed: int) -> None:
+        self.tokenizer = tokenizer
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.collator = DataCollatorForWholeWordMask(tokenizer, mlm_probability=MLM_PROBABILITY,
+                                                         return_tensors="pt", seed=seed)
+
+    def __call__(self, rows: list[list[int]]) -> dict[str, Tensor]:
+        wrapped = [[self.tokenizer.cls_token_id, *row, self.tokenizer.sep_token_id] for row in rows]
+        batch = self.collator([{"input_ids": ids} for ids in wrapped])
+        mask = torch.zeros_like(batch["input_ids"])
+        for index, ids in enumerate(wrapped):
+            mask[index, :len(ids)] = 1
+        return {"input_ids": batch["input_ids"], "attention_mask": mask, "labels": batch["labels"]}
+
+
+def _model(objective: str, lm: BertForMaskedLM, settings: dict, warm_start: str | None) -> torch.nn.Module:
+    if objective == "rip":
+        return RetrievalOrientedLM(lm)
+    model = Condenser(lm, settings["skip_from"], settings["head_layers"], settings["late_mlm"])
+    if objective == "cocondenser":
+        model.load_head(warm_start)
+    return model
+
+
+def _pieces(objective: str, tokenizer, texts: list[str], settings: dict) -> list:
+    """Condenser's blocks, coCondenser's documents as spans, or RIP's passages as sentences."""
+    if objective == "condenser":
+        return pretraining_text.blocks(tokenizer, texts, settings["max_len"], settings["short_probability"],
+                                       settings["seed"])
+    if objective == "cocondenser":
+        return pretraining_text.spans(tokenizer, texts, settings["max_len"], settings["short_probability"],
+                                      settings["seed"])
+    return pretraining_text.sentences(tokenizer, texts, settings["max_len"])
+
+
+def _batches(objective: str, pieces: list, batch_size: int, masking: Masking, seed: int):
+    """Masked batches forever, the pieces in a seeded order reshuffled each pass: ``batch_size`` blocks
+    (Condenser), or two spans / sentences of each of ``batch_size`` texts side by side (coCondenser, RIP)."""
+    if len(pieces) < batch_size:
+        raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of {batch_size}")
+    rng = random.Random(seed)
+    order: list[int] = []
+    while True:
+        if len(order) < batch_size:
+            fresh = list(range(len(pieces)))
+            rng.shuffle(fresh)
+            order += fresh
+        chosen, order = [pieces[i] for i in order[:batch_size]], order[batch_size:]
+        yield masking(chosen if objective == "condenser" else pretraining_text.pairs(chosen, rng))
+
+
+def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, output_dir: str, summary: str,
+             threads: int, warm_start: str | None = None) -> dict:
+    """The ``pretrain`` rule: ``settings['steps']`` updates of ``objective`` on ``texts`` from ``backbone`` (a
+    coCondenser from the Condenser in ``warm_start``); the backbone saved to ``output_dir``, the losses to
+    ``summary``."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"pretraining objective {objective!r}: one of {', '.join(OBJECTIVES)}")
+    torch.set_num_threads(threads)
+    torch.manual_seed(settings["seed"])
+    started = time.monotonic()
+    tokenizer = AutoTokenizer.from_pretrained(warm_start or backbone)
+    model = _model(objective, BertForMaskedLM.from_pretrained(warm_start or backbone), settings, warm_start)
+    pieces = _pieces(objective, tokenizer, texts, settings)
+    batches = _batches(objective, pieces, settings["batch_size"], Masking(tokenizer, settings["seed"]), settings["seed"])
+
+    def update(step: int) -> float:
+        batch = next(batches)
+        if objective == "condenser":
+            loss = model(**batch)[0]
+            loss.backward()
+            return float(loss.detach())
+        return contrastive_step(model, batch, settings["chunk"])
+
+    steps = settings["steps"]
+    losses = train_updates(model, update, steps, settings["lr"], round(settings["warmup_ratio"] * steps),
+                           settings["weight_decay"], log_every=max(1, steps // 10))
+    with atomic_directory(output_dir) as building:
+        if objective == "rip":
+            model.lm.save_pretrained(building)
+            tokenizer.save_pretrained(building)
+        else:
+            model.save(building, tokenizer)
+    facts = {"objective": objective, "backbone": backbone, "warm_start": warm_start, **settings,
+             "training_units": len(pieces), "losses": losses, "seconds": round(time.monotonic() - started, 1)}
+    write_json(summary, facts)
+    return facts

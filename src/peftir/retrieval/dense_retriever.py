@@ -1,0 +1,45 @@
+"""A dual-encoder dense retriever as DPTDR and Condenser fine-tune it (Tevatron's ``DenseModel``).
+
+One encoder, tied, for queries and passages (``q_max_len`` / ``p_max_len`` tokens); the representation is the
+last layer's first token ([CLS]), no pooler, no projection, no normalisation; the score is the dot product.
+Training (``contrastive_loss``) is cross-entropy over every passage of the batch: each query's group holds its
+positive first and ``n − 1`` hard negatives, and the other queries' passages are in-batch negatives.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+QUERY, PASSAGE = "query", "passage"
+
+
+class DenseRetriever(nn.Module):
+    """``encoder``: a Hugging Face encoder, or the same wrapped by peft (deep prompts); it returns
+    ``last_hidden_state``."""
+
+    def __init__(self, encoder: nn.Module, tokenizer, q_max_len: int, p_max_len: int) -> None:
+        super().__init__()
+        self.encoder, self.tokenizer = encoder, tokenizer
+        self.max_len = {QUERY: q_max_len, PASSAGE: p_max_len}
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.encoder.parameters()).device
+
+    def encode(self, texts: list[str], role: str) -> Tensor:
+        """[CLS] of the last layer for each text (queries and passages cropped to their own lengths)."""
+        batch = self.tokenizer(texts, truncation=True, max_length=self.max_len[role], padding=True,
+                               return_tensors="pt").to(self.device)
+        return self.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state[:, 0]
+
+
+def contrastive_loss(queries: Tensor, passages: Tensor) -> Tensor:
+    """Cross-entropy of each query's positive against every passage of the batch (Tevatron, DPTDR eq. 3):
+    ``passages`` holds the groups in query order, each ``passages / queries`` long with its positive first."""
+    group = passages.shape[0] // queries.shape[0]
+    if group * queries.shape[0] != passages.shape[0]:
+        raise ValueError(f"{passages.shape[0]} passages do not split into groups for {queries.shape[0]} queries")
+    scores = queries @ passages.T
+    target = torch.arange(queries.shape[0], device=scores.device) * group
+    return F.cross_entropy(scores, target)

@@ -1,0 +1,170 @@
+"""Dense retrieval parts (issue 14): deep prompts through peft, the dual encoder's loss, training groups, faiss search."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+from transformers import RobertaConfig, RobertaModel
+
+from peftir.methods.deep_prompt import deep_prompts, prompt_values, trainable
+from peftir.retrieval import faiss_index
+from peftir.retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
+from peftir.training.passage_groups import PassageGroups
+from tiny import tiny_backbone
+
+TEXTS = ["what is information retrieval", "dense passage retrieval with deep prompts"]
+
+
+def _roberta_large() -> RobertaModel:
+    """RoBERTa-large's shape (DPTDR's backbone) on the meta device: counted, never computed."""
+    with torch.device("meta"):
+        return RobertaModel(RobertaConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                                          intermediate_size=4096, max_position_embeddings=514))
+
+
+@pytest.mark.parametrize("length, paper", [(8, 393_216), (32, 1_572_864), (128, 6_291_456)])
+def test_deep_prompt_parameters_are_the_papers_at_roberta_large(length, paper):
+    """2 · 24 layers · 1024 · length prompt values: 0.11 % (8), 0.44 % (32), 1.8 % (128) of RoBERTa-large."""
+    model = deep_prompts(_roberta_large(), length, reparametrise=False, mlp_hidden=512, dropout=0.1)
+    assert prompt_values(model) == trainable(model) == paper
+    assert round(100 * paper / 355_358_720, 2) == {8: 0.11, 32: 0.44, 128: 1.77}[length]
+
+
+def test_reparametrised_prompts_train_an_mlp_but_keep_the_same_prompt_values():
+    model = deep_prompts(_roberta_large(), 32, reparametrise=True, mlp_hidden=512, dropout=0.1)
+    assert prompt_values(model) == 1_572_864
+    assert trainable(model) == 32 * 1024 + (1024 * 512 + 512) + (512 * 2 * 24 * 1024 + 2 * 24 * 1024)
+
+
+def test_deep_prompts_steer_a_frozen_encoder_and_only_the_prompts_learn():
+    loaded = tiny_backbone()
+    retriever = DenseRetriever(loaded.model, loaded.tokenizer, q_max_len=8, p_max_len=16)
+    before = retriever.encode(TEXTS, PASSAGE).detach()
+    frozen = {name: p.detach().clone() for name, p in loaded.model.named_parameters()}
+    prompted = DenseRetriever(deep_prompts(loaded.model, 4, False, 16, dropout=0.0), loaded.tokenizer, 8, 16)
+    after = prompted.encode(TEXTS, PASSAGE)
+    assert after.shape == before.shape and not torch.allclose(after, before)
+    after.sum().backward()
+    learned = [name for name, p in prompted.named_parameters() if p.grad is not None]
+    assert learned == ["encoder.prompt_encoder.default.embedding.weight"]
+    assert all(torch.equal(p, frozen[name]) for name, p in loaded.model.named_parameters())
+
+
+def test_prompt_dropout_acts_in_training_only():
+    """P-tuning v2's dropout on the prompts, which peft's prefix tuning lacks, is added by the method."""
+    loaded = tiny_backbone()
+    retriever = DenseRetriever(deep_prompts(loaded.model, 4, False, 16, dropout=0.5), loaded.tokenizer, 8, 16)
+    retriever.eval()
+    assert torch.equal(retriever.encode(TEXTS, QUERY), retriever.encode(TEXTS, QUERY))
+    retriever.train()
+    torch.manual_seed(0)
+    assert not torch.equal(retriever.encode(TEXTS, QUERY), retriever.encode(TEXTS, QUERY))
+
+
+def test_a_prompt_longer_than_the_positions_is_refused():
+    with pytest.raises(ValueError, match="prompt length 127"):
+        deep_prompts(tiny_backbone().model, 127, False, 16, dropout=0.0)
+
+
+def test_queries_and_passages_are_cropped_to_their_own_lengths():
+    loaded = tiny_backbone()
+    retriever = DenseRetriever(loaded.model, loaded.tokenizer, q_max_len=3, p_max_len=5)
+    long = "one two three four five six seven eight"
+    cropped = loaded.tokenizer("one two three", return_tensors="pt")      # [CLS] one two three [SEP]
+    expected = loaded.model(input_ids=cropped["input_ids"][:, [0, 1, 2, 3, 4]]).last_hidden_state[:, 0]
+    assert torch.allclose(retriever.encode([long], PASSAGE), expected, atol=1e-6)
+    query = loaded.model(input_ids=cropped["input_ids"][:, [0, 1, 4]]).last_hidden_state[:, 0]   # [CLS] one [SEP]
+    assert torch.allclose(retriever.encode([long], QUERY), query, atol=1e-6)
+
+
+def test_contrastive_loss_scores_each_query_against_every_passage_of_the_batch():
+    torch.manual_seed(0)
+    queries, passages = torch.randn(2, 4), torch.randn(6, 4)      # groups of 3: positives at rows 0 and 3
+    scores = queries @ passages.T
+    expected = (-F.log_softmax(scores, dim=1)[0, 0] - F.log_softmax(scores, dim=1)[1, 3]) / 2
+    assert torch.isclose(contrastive_loss(queries, passages), expected)
+    with pytest.raises(ValueError, match="do not split into groups"):
+        contrastive_loss(queries, passages[:5])
+
+
+def test_groups_put_the_positive_first_and_walk_the_negative_pool_epoch_by_epoch():
+    groups = PassageGroups(positives={"q1": ["d1", "d2"], "q2": ["d9"], "q3": []},
+                           negatives={"q1": [f"n{i}" for i in range(7)], "q2": ["m1"], "q3": ["x"]},
+                           passages=4, seed=1)
+    assert groups.qids == ["q1", "q2"]                              # q3 has no positive
+    rng = random.Random(0)
+    first, second = groups.group("q1", 0, rng), groups.group("q1", 1, rng)
+    assert first[1][0] == "d1" and second[1][0] == "d2"            # positives rotate
+    assert len(set(first[1][1:])) == 3 and not set(first[1][1:]) & set(second[1][1:])   # next window
+    assert groups.group("q2", 0, rng)[1] == ["d9", "m1", "m1", "m1"]                   # with replacement
+    batches = groups.batches(batch_size=2)
+    assert sorted(qid for qid, _ in next(batches)) == ["q1", "q2"]
+    with pytest.raises(ValueError, match="only 2 training queries"):
+        next(groups.batches(batch_size=3))
+
+
+def test_flat_index_search_is_exact_and_survives_writing(tmp_path):
+    rng = np.random.default_rng(0)
+    vectors, queries = rng.normal(size=(50, 8)).astype(np.float32), rng.normal(size=(3, 8)).astype(np.float32)
+    ids = [f"d{i}" for i in range(50)]
+    faiss_index.write(faiss_index.build(vectors, ids), tmp_path / "index")
+    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index"]
+    found = faiss_index.read(tmp_path / "index", threads=1).search(queries, depth=5)
+    scores = queries @ vectors.T
+    for row, hits in zip(scores, found):
+        top = np.argsort(-row)[:5]
+        assert list(hits) == [ids[i] for i in top]
+        assert np.allclose(list(hits.values()), row[top], atol=1e-5)
+
+
+def test_an_approximate_index_reports_its_recall_against_exact_search():
+    rng = np.random.default_rng(1)
+    vectors, queries = rng.normal(size=(300, 16)).astype(np.float32), rng.normal(size=(20, 16)).astype(np.float32)
+    ids = [f"d{i}" for i in range(300)]
+    approximate = faiss_index.build(vectors, ids, kind="hnsw", hnsw_m=4, ef_search=4)
+    exact = approximate.exact()
+    assert exact.index.ntotal == 300 and exact is not approximate
+    recall = faiss_index.recall_against_exact(approximate.search(queries, 10), exact.search(queries, 10))
+    assert 0.0 < recall <= 1.0
+    assert faiss_index.recall_against_exact(exact.search(queries, 10), exact.search(queries, 10)) == 1.0
+    with pytest.raises(ValueError, match="one of flat, hnsw"):
+        faiss_index.build(vectors, ids, kind="ivf")
+
+
+RETRIEVER = {"q_max_len": 8, "p_max_len": 16, "passages": 3, "negative_depth": 8, "batch_size": 2, "steps": 3,
+             "warmup_ratio": 0.1, "weight_decay": 0.0}
+METHODS = {"ft": {"name": "ft", "lr": 1e-3},
+           "dpt": {"name": "dpt", "lr": 1e-2, "length": 4, "reparametrise": False, "mlp_hidden": 16, "dropout": 0.1}}
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("backbone")
+    loaded = tiny_backbone()
+    loaded.model.save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", ["ft", "dpt"])
+def test_a_trained_retriever_is_saved_and_loaded_back_as_it_encodes(name, tiny_checkpoint, english_relevance, tmp_path):
+    from peftir.training.train_retriever import load_retriever, train_retriever
+
+    collection, run = english_relevance
+    facts = train_retriever(tiny_checkpoint, None, METHODS[name], RETRIEVER, collection, [str(run)], ["q1", "q2"],
+                            seed=1, threads=1, output=str(tmp_path / "retriever"), summary=str(tmp_path / "facts.json"))
+    assert len(facts["losses"]) == 3 and facts["training_queries"] == 2
+    saved = sorted(path.name for path in (tmp_path / "retriever").iterdir())
+    if name == "dpt":       # only the prompts are saved: the backbone stays where it is
+        assert "adapter_config.json" in saved and "config.json" not in saved
+        assert facts["kept_parameters"] == facts["trainable_parameters"] == 2 * 2 * 32 * 4
+    else:
+        assert facts["kept_parameters"] == facts["encoder_parameters"] == facts["trainable_parameters"]
+    untrained = load_retriever(tiny_checkpoint, None, {"name": "ft"}, RETRIEVER, tiny_checkpoint)
+    trained = load_retriever(tiny_checkpoint, None, METHODS[name], RETRIEVER, str(tmp_path / "retriever"))
+    with torch.no_grad():
+        moved = trained.encode(TEXTS, PASSAGE) - untrained.encode(TEXTS, PASSAGE)
+    assert moved.abs().max() > 1e-4                      # training changed what it encodes, and that was saved
