@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/faiss_search.py [--threads 2] [--p-max-len 128]
 
 Encodes the 11,429 documents with the embedded backbone as a dense retriever (untrained MiniLM, last-layer
-[CLS], ``peftir.retrieval.dense_retriever``), builds the exact (``flat``) and an HNSW index
+[CLS], ``peftir.retrieval.dense_retriever``, batches sorted by length), builds the exact (``flat``) and an HNSW index
 (``peftir.retrieval.faiss_index``), searches the 93 queries to depth 1,000, and reports per 10k documents:
 encoding seconds, index bytes, search milliseconds per query, and HNSW's recall@1000 against exact search.
 Writes ``results/benchmarks/faiss-search.json``.
@@ -17,23 +17,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from peftir.data import trec
 from peftir.rankers.inputs import Collection
 from peftir.retrieval import faiss_index
-from peftir.retrieval.dense_retriever import PASSAGE, QUERY
+from peftir.retrieval.dense_retriever import PASSAGE, QUERY, encode_all
 from peftir.training.train_retriever import build_retriever
 
 DATA = Path("results/data/vaswani")
 OUT = Path("results/benchmarks/faiss-search.json")
-
-
-def encode(retriever, texts: list[str], role: str, batch: int = 64) -> np.ndarray:
-    with torch.no_grad():
-        return np.concatenate([retriever.encode(texts[start:start + batch], role).numpy()
-                               for start in range(0, len(texts), batch)])
+BATCH = 64
 
 
 def index_bytes(index: faiss_index.DenseIndex) -> int:
@@ -57,9 +51,9 @@ def main() -> None:
     retriever = build_retriever("embedded:all-MiniLM-L6-v2", None, {"name": "ft"},
                                 {"q_max_len": 32, "p_max_len": args.p_max_len}).eval()
     started = time.monotonic()
-    vectors = encode(retriever, [doc["contents"] for doc in documents], PASSAGE)
+    vectors = encode_all(retriever, [doc["contents"] for doc in documents], PASSAGE, BATCH)
     encoding = time.monotonic() - started
-    queries = encode(retriever, list(topics.values()), QUERY)
+    queries = encode_all(retriever, list(topics.values()), QUERY, BATCH)
     per10k = 10_000 / len(documents)
     facts = {"documents": len(documents), "queries": len(topics), "dimension": int(vectors.shape[1]),
              "threads": args.threads, "p_max_len": args.p_max_len,

@@ -168,3 +168,25 @@ def test_a_trained_retriever_is_saved_and_loaded_back_as_it_encodes(name, tiny_c
     with torch.no_grad():
         moved = trained.encode(TEXTS, PASSAGE) - untrained.encode(TEXTS, PASSAGE)
     assert moved.abs().max() > 1e-4                      # training changed what it encodes, and that was saved
+
+
+def test_encoding_a_corpus_in_length_sorted_batches_keeps_each_texts_vector_in_place():
+    from peftir.retrieval.dense_retriever import encode_all
+
+    loaded = tiny_backbone()
+    texts = ["a", "a much longer text about dense retrieval and search", "mid length text", "b c"]
+    for encoder in (loaded.model, deep_prompts(tiny_backbone().model, 4, False, 16, dropout=0.1)):
+        retriever = DenseRetriever(encoder, loaded.tokenizer, q_max_len=8, p_max_len=16).eval()
+        with torch.no_grad():
+            one_by_one = torch.cat([retriever.encode([text], PASSAGE) for text in texts]).numpy()
+        assert np.allclose(encode_all(retriever, texts, PASSAGE, batch_size=2), one_by_one, atol=1e-5)
+
+
+def test_negative_pools_join_the_runs_tops_without_the_judged_relevant(tmp_path):
+    from peftir.training.train_retriever import negative_pools
+
+    (tmp_path / "bm25").write_text("q1 Q0 d1 1 3 bm25\nq1 Q0 d2 2 2 bm25\nq1 Q0 d3 3 1 bm25\n")
+    (tmp_path / "dense").write_text("q1 Q0 d4 1 9 dpt\nq1 Q0 d1 2 8 dpt\nq1 Q0 d5 3 7 dpt\n")
+    pools = negative_pools([str(tmp_path / "bm25"), str(tmp_path / "dense")], {"q1": {"d1": 1, "d2": 0}},
+                           ["q1", "q2"], depth=2)
+    assert pools == {"q1": ["d2", "d4"], "q2": []}            # d1 is relevant; d3 and d5 lie below depth 2
