@@ -196,6 +196,12 @@ def test_pretraining_runs_write_backbones_any_stage_can_load(tmp_path):
         assert len(facts["losses"]) == 2 and facts["training_units"] > 0
         assert BertModel.from_pretrained(runs[objective], add_pooling_layer=False).config.num_hidden_layers == 2
     assert (runs["condenser"] / HEAD_FILE).is_file() and not (runs["rip"] / HEAD_FILE).is_file()
+    with pytest.raises(ValueError, match="starts from a Condenser run"):
+        pretrain("cocondenser", str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(tmp_path / "x"),
+                 str(tmp_path / "x.json"), threads=1)
+    with pytest.raises(ValueError, match="fewer than a batch of 64"):
+        pretrain("rip", str(tmp_path / "lm"), PASSAGES, {**PRETRAINING, "batch_size": 64}, str(tmp_path / "x"),
+                 str(tmp_path / "x.json"), threads=1)
     with pytest.raises(ValueError, match="one of condenser, cocondenser, rip"):
         pretrain("ict", str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(tmp_path / "x"), str(tmp_path / "x.json"),
                  threads=1)

@@ -75,8 +75,6 @@ def _pieces(objective: str, tokenizer, texts: list[str], settings: dict) -> list
 def _batches(objective: str, pieces: list, batch_size: int, masking: Masking, seed: int):
     """Masked batches forever, the pieces in a seeded order reshuffled each pass: ``batch_size`` blocks
     (Condenser), or two spans / sentences of each of ``batch_size`` texts side by side (coCondenser, RIP)."""
-    if len(pieces) < batch_size:
-        raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of {batch_size}")
     rng = random.Random(seed)
     order: list[int] = []
     while True:
@@ -95,12 +93,16 @@ def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, ou
     ``summary``."""
     if objective not in OBJECTIVES:
         raise ValueError(f"pretraining objective {objective!r}: one of {', '.join(OBJECTIVES)}")
+    if (objective == "cocondenser") != bool(warm_start):
+        raise ValueError("a coCondenser starts from a Condenser run (warm_start), and only a coCondenser does")
     torch.set_num_threads(threads)
     torch.manual_seed(settings["seed"])
     started = time.monotonic()
     tokenizer = AutoTokenizer.from_pretrained(warm_start or backbone)
     model = _model(objective, BertForMaskedLM.from_pretrained(warm_start or backbone), settings, warm_start)
     pieces = _pieces(objective, tokenizer, texts, settings)
+    if len(pieces) < settings["batch_size"]:
+        raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of {settings['batch_size']}")
     batches = _batches(objective, pieces, settings["batch_size"], Masking(tokenizer, settings["seed"]), settings["seed"])
 
     def update(step: int) -> float:
