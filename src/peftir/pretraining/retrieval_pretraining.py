@@ -20,7 +20,7 @@ from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForWholeWor
 
 from ..data import pretraining_text
 from ..files import atomic_directory, write_json
-from ..training.mlm import MLM_PROBABILITY
+from ..training.mlm import MLM_PROBABILITY, shuffled_batches
 from ..training.steps import train_updates
 from .condenser import Condenser
 from .contrastive import contrastive_step
@@ -76,13 +76,8 @@ def _batches(objective: str, pieces: list, batch_size: int, masking: Masking, se
     """Masked batches forever, the pieces in a seeded order reshuffled each pass: ``batch_size`` blocks
     (Condenser), or two spans / sentences of each of ``batch_size`` texts side by side (coCondenser, RIP)."""
     rng = random.Random(seed)
-    order: list[int] = []
-    while True:
-        if len(order) < batch_size:
-            fresh = list(range(len(pieces)))
-            rng.shuffle(fresh)
-            order += fresh
-        chosen, order = [pieces[i] for i in order[:batch_size]], order[batch_size:]
+    for indices in shuffled_batches(len(pieces), batch_size, rng):
+        chosen = [pieces[i] for i in indices]
         yield masking(chosen if objective == "condenser" else pretraining_text.pairs(chosen, rng))
 
 

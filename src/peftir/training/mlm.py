@@ -43,18 +43,24 @@ def collator(tokenizer: PreTrainedTokenizerBase, seed: int | None = None) -> Dat
                                            return_tensors="pt", seed=seed)
 
 
-def training_batches(blocks: Tensor, batch_size: int, tokenizer: PreTrainedTokenizerBase,
-                     seed: int) -> Iterator[dict[str, Tensor]]:
-    """Masked batches forever: the blocks in a seeded random order, reshuffled each pass, masked afresh."""
-    rng = random.Random(seed)
-    masking = collator(tokenizer, seed=seed)
+def shuffled_batches(count: int, batch_size: int, rng: random.Random) -> Iterator[list[int]]:
+    """Indices of ``count`` items, ``batch_size`` at a time, forever: a seeded random order, reshuffled each pass
+    (a batch may span two passes)."""
     order: list[int] = []
     while True:
         if len(order) < batch_size:
-            fresh = list(range(len(blocks)))
+            fresh = list(range(count))
             rng.shuffle(fresh)
             order += fresh
         chosen, order = order[:batch_size], order[batch_size:]
+        yield chosen
+
+
+def training_batches(blocks: Tensor, batch_size: int, tokenizer: PreTrainedTokenizerBase,
+                     seed: int) -> Iterator[dict[str, Tensor]]:
+    """Masked batches forever: the blocks in a seeded random order, reshuffled each pass, masked afresh."""
+    masking = collator(tokenizer, seed=seed)
+    for chosen in shuffled_batches(len(blocks), batch_size, random.Random(seed)):
         yield masking([{"input_ids": blocks[i]} for i in chosen])
 
 
