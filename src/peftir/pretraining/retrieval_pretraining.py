@@ -112,11 +112,7 @@ def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, ou
     losses = train_updates(model, update, steps, settings["lr"], round(settings["warmup_ratio"] * steps),
                            settings["weight_decay"], log_every=max(1, steps // 10))
     with atomic_directory(output_dir) as building:
-        if objective == "rip":
-            model.lm.save_pretrained(building)
-            tokenizer.save_pretrained(building)
-        else:
-            model.save(building, tokenizer)
+        model.save(building, tokenizer)
     facts = {"objective": objective, "backbone": backbone, "warm_start": warm_start, **settings,
              "training_units": len(pieces), "losses": losses, "seconds": round(time.monotonic() - started, 1)}
     write_json(summary, facts)

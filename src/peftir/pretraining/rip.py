@@ -8,6 +8,8 @@ the gradient cache are coCondenser's, with sentences in place of spans.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from torch import Tensor, nn
 from transformers import BertForMaskedLM
 
@@ -22,3 +24,8 @@ class RetrievalOrientedLM(nn.Module):
     def forward(self, input_ids: Tensor, attention_mask: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
         out = self.lm(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_hidden_states=True)
         return out.loss, out.hidden_states[-1][:, 0]
+
+    def save(self, directory: str | Path, tokenizer) -> None:
+        """The backbone as a plain checkpoint: RIP changes no structure, so nothing goes beside it."""
+        self.lm.save_pretrained(directory)
+        tokenizer.save_pretrained(directory)
