@@ -4,6 +4,7 @@
 #   snakemake --cores all all_tables           # every table and figure (Tables 3-7, Figure 4; modular CLIR)
 #   snakemake --cores all --configfile config.yaml config/paper.yaml
 #   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
+#   snakemake --cores all all_dense_tables         # the dense retrieval papers' tables (DPTDR, Condenser)
 #   snakemake --cores all all_crates           # a Workflow Run RO-Crate of every table and figure
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
@@ -12,6 +13,9 @@
 # Modular CLIR: debian_package → language_corpus, clir_collection (→ clir_index, clir_dense_index)
 #      → multilingual_backbone → mlm_head → mlm_language_adapter → ranking_adapter; prerank_clir
 #      → rerank_clir → evaluate_clir → clir_table, clir_figure
+# Dense retrieval: pretraining_mlm_head → pretrain (Condenser, coCondenser, RIP) → train_retriever (FT, DPT)
+#      → dense_index (faiss) → dense_search → mine_negatives (UNM) → train_retriever (round 2) … → evaluate_dense
+#      → dense_table
 #
 # Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
 # paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
@@ -35,6 +39,7 @@ include: "workflow/rules/common.smk"
 localrules:
     all,
     all_tables,
+    all_dense_tables,
     download,
     folds,
     triples,
@@ -48,6 +53,10 @@ localrules:
     evaluate_clir_prerank,
     clir_table,
     clir_figure,
+    evaluate_dense,
+    evaluate_dense_untrained,
+    evaluate_dense_bm25,
+    dense_table,
 
 
 include: "workflow/rules/data.smk"
@@ -66,6 +75,18 @@ if config.get("modular_clir"):
     include: "workflow/rules/clir_rerank.smk"
 
 
+# Pretraining runs (Condenser, coCondenser, RIP) and dense retrievers, when the config has their sections.
+if config.get("pretraining"):
+
+    include: "workflow/rules/pretraining.smk"
+
+
+if config.get("dense_retrieval"):
+
+    include: "workflow/rules/dense.smk"
+    include: "workflow/rules/dense_tables.smk"
+
+
 rule all:
     input:
         expand(PATHS.table_tex, table=["table5"] if "table5" in TABLES else TABLES),
@@ -78,6 +99,12 @@ rule all_tables:
         expand(PATHS.figure_pdf, figure=FIGURES),
         expand(PATHS.clir_table_tex, table=CLIR_TABLES),
         expand(PATHS.clir_figure_pdf, figure=CLIR_FIGURES),
+        [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
+
+
+rule all_dense_tables:
+    input:
+        [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
 
 
 rule all_crates:

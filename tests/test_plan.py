@@ -13,7 +13,8 @@ CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 RUN = {"dataset": "vaswani", "ranker": "colbert", "method": "lora", "fold": "2", "seed": "3"}    # one run's job
 WILDCARDS = {**RUN, "epochs": "4", "table": "table5", "figure": "figure4", "reference": "backbone",
              "report": "table5", "package": "manpages-de", "language": "de", "kind": "sftm", "pair": "en-de",
-             "prerank": "dense", "system": "ra_doc_noinv", "ranking": "adapter-rf16"}              # every wildcard
+             "prerank": "dense", "system": "ra_doc_noinv", "ranking": "adapter-rf16", "pretrained": "condenser",
+             "backbone": "minilm", "retriever": "dpt", "negatives": "mined", "paper": "dptdr"}       # every wildcard
 
 
 @pytest.mark.parametrize("kind", list(layout.Paths.__dataclass_fields__))

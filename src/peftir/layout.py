@@ -30,6 +30,16 @@ FIRST_STAGE = "{dataset}/{ranker}/{method}/epochs{epochs}/fold{fold}-seed{seed}"
 CLIR_PAPER = "modular-clir"                                   # its tables', figures' and crates' folder
 CLIR = f"results/{CLIR_PAPER}"                                # the modular cross-lingual rerankers' artefacts
 CLIR_RUN = "{pair}/{prerank}/{system}/{ranking}-seed{seed}"    # one composed reranker of one pre-ranking
+DENSE = "results/dense"                                       # dense retrievers (Condenser, DPTDR papers)
+RETRIEVER = "{dataset}/{backbone}/{retriever}/{negatives}/fold{fold}-seed{seed}"   # one trained retriever
+UNTRAINED = "{dataset}/untrained/{backbone}"                  # a backbone's [CLS] used as it comes
+PRETRAINED = "pretrained:"              # the backbone ``pretrained:<run>``: a pretraining run's checkpoint
+PRETRAINED_DIR = "results/pretrained"   # where those checkpoints are (PATHS.pretrained)
+
+
+def pretrained_run(name: str) -> str | None:
+    """The pretraining run a backbone name names (``pretrained:condenser`` → ``condenser``), else None."""
+    return name[len(PRETRAINED):] if name.startswith(PRETRAINED) else None
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,7 @@ class Paths:
     figure_png: str = "results/figures/{figure}.png"
     figure_json: str = "results/figures/{figure}.json"
     crate: str = "results/crates/{report}.crate.zip"     # a table's or figure's Workflow Run RO-Crate
-    # (report: a Semi-Siamese table or figure, ``table5``; another paper's, ``modular-clir/table1``)
+    # (report: a Semi-Siamese table or figure, ``table5``; another paper's, ``modular-clir/table1``, ``dptdr/table3``)
     # modular cross-lingual rerankers (Litschko et al.): texts, collection, backbone, modules, runs, reports
     clir_package: str = f"{CLIR}/packages/{{package}}.deb"
     clir_corpus: str = f"{CLIR}/corpora/{{language}}/train.txt"
@@ -97,6 +107,28 @@ class Paths:
     clir_figure_pdf: str = f"results/figures/{CLIR_PAPER}/{{figure}}.pdf"
     clir_figure_png: str = f"results/figures/{CLIR_PAPER}/{{figure}}.png"
     clir_figure_json: str = f"results/figures/{CLIR_PAPER}/{{figure}}.json"
+    # pretraining (Condenser, coCondenser, RIP): a backbone any stage can name as ``pretrained:<run>``
+    pretraining_mlm_backbone: str = f"{PRETRAINED_DIR}/base/mlm-head"    # a backbone without one, its MLM head fitted
+    pretraining_mlm_summary: str = f"{PRETRAINED_DIR}/base/mlm-head.json"
+    pretrained: str = f"{PRETRAINED_DIR}/{{pretrained}}"     # the backbone ``pretrained:<run>``
+    pretrained_summary: str = f"{PRETRAINED_DIR}/{{pretrained}}.json"
+    # dense retrievers (Gao & Callan; Tang et al.): trained, mined negatives, indexed, searched, evaluated, reported
+    retriever_model: str = f"{DENSE}/models/{RETRIEVER}"
+    retriever_summary: str = f"{DENSE}/models/{RETRIEVER}.json"
+    mined_negatives: str = f"{DENSE}/negatives/{RETRIEVER}.run"     # UNM's pool for a second-round retriever
+    mined_negatives_summary: str = f"{DENSE}/negatives/{RETRIEVER}.json"
+    dense_index: str = f"{DENSE}/index/{RETRIEVER}"
+    dense_run: str = f"{DENSE}/runs/{RETRIEVER}.run"
+    dense_run_metadata: str = f"{DENSE}/runs/{RETRIEVER}.ir_metadata.yaml"
+    dense_metrics: str = f"{DENSE}/metrics/{RETRIEVER}.json"
+    untrained_index: str = f"{DENSE}/index/{UNTRAINED}"
+    untrained_run: str = f"{DENSE}/runs/{UNTRAINED}.run"
+    untrained_run_metadata: str = f"{DENSE}/runs/{UNTRAINED}.ir_metadata.yaml"
+    untrained_metrics: str = f"{DENSE}/metrics/{UNTRAINED}/fold{{fold}}.json"
+    dense_bm25_metrics: str = f"{DENSE}/metrics/{{dataset}}/bm25/fold{{fold}}.json"
+    dense_table_tex: str = "results/tables/{paper}/{table}.tex"
+    dense_table_json: str = "results/tables/{paper}/{table}.json"
+    dense_table_csv: str = "results/tables/{paper}/{table}.csv"
 
     @staticmethod
     def log(rule: str, key: str) -> str:
@@ -253,6 +285,71 @@ def pair_languages(pair: str) -> tuple[str, str]:
     return query, doc
 
 
+# --- pretraining and dense retrieval (Gao & Callan, paper 004; Tang et al., paper 003) -------------
+DENSE_PAPERS = ("dptdr", "condenser")                 # their tables' folders under results/tables/
+# A retriever's negatives (UNM, Tang et al. §3.3): BM25's top documents; those plus hard negatives sampled from
+# the top of BM25 and of the first-round retriever (trained on ``bm25``); those plus the ones a reranker
+# judges non-relevant ("denoised"). Second-round retrievers train from the backbone again.
+NEGATIVES = ("bm25", "mined", "denoised")
+RETRIEVER_KINDS = ("ft", "dpt")     # full fine-tuning, deep prompt tuning
+
+
+def _pretraining(config: Config, wildcards: Wildcards) -> dict:
+    """One pretraining run's objective, corpus, seed, start and settings (the common ones, then its own)."""
+    spec = config["pretraining"]["runs"][wildcards["pretrained"]]
+    backbone = config["pretraining"]["backbone"]
+    return {"objective": spec["objective"], "corpus": spec["corpus"], "backbone": backbone["name"],
+            "fitted_head": backbone["mlm_head"] is not None, "warm_start": spec.get("warm_start"),
+            **config["pretraining"]["settings"], **spec.get("settings", {}), "seed": spec["seed"]}
+
+
+def _dense(config: Config) -> dict:
+    return config["dense_retrieval"]
+
+
+def _retriever(config: Config, wildcards: Wildcards) -> dict:
+    """A retriever's backbone, method (its kind and settings) and training settings; an untrained backbone's
+    (no ``retriever`` wildcard) backbone only."""
+    dense = _dense(config)
+    if "retriever" not in wildcards:
+        return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"]}
+    method = dense["methods"][wildcards["retriever"]]
+    return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"],
+            "method": {"name": method["kind"], **{key: value for key, value in method.items() if key != "steps"}},
+            "train": {**dense["train"], "steps": method.get("steps", dense["train"]["steps"]),
+                      "negatives": wildcards["negatives"]}}
+
+
+def _mining(config: Config, wildcards: Wildcards) -> dict:
+    """UNM's sampling and, for ``denoised``, the reranker that judges the candidates: its kind, method, backbone
+    and lengths as it was trained (the ``train`` job's params), so that its weights load as they were saved."""
+    mining = dict(_dense(config)["mining"])
+    reranker = mining.pop("reranker")
+    if wildcards["negatives"] == "denoised":
+        trained = {"dataset": wildcards["dataset"], "ranker": reranker["ranker"], "method": reranker["method"]}
+        mining["reranker"] = {**reranker, "backbone": config["backbone"], "settings": _ranker(config, trained),
+                              "resolved": resolve_method(reranker["method"], config["methods"]),
+                              "training": _training(config, trained), "rerank": config["rerank"],
+                              "execution": {key: config["execution"][key] for key in ("device", "precision")}}
+    return {**mining, "negatives": wildcards["negatives"]}
+
+
+def _dense_search(config: Config, wildcards: Wildcards) -> dict:
+    dense = _dense(config)
+    return {**dense["search"], "q_max_len": dense["train"]["q_max_len"], "p_max_len": dense["train"]["p_max_len"]}
+
+
+def dense_report_layout(config: Config, paper: str, name: str) -> dict:
+    """What a dense table job needs to lay itself out: columns, rows with what each cell reads, the baseline."""
+    spec = _dense(config)["tables"][paper][name]
+    defaults = {"dataset": _dense(config)["dataset"], **spec.get("defaults", {})}
+    return {"name": f"{paper}/{name}", "caption": spec["caption"], "baseline": spec.get("baseline"),
+            "columns": [{"label": column["label"], **{k: v for k, v in column.items() if k != "label"}}
+                        for column in spec["columns"]],
+            "rows": [{**defaults, **row} for row in spec["rows"]],
+            "folds": [str(fold) for fold in _dense(config)["folds"]], "seeds": list(_dense(config)["seeds"])}
+
+
 # --- metrics -----------------------------------------------------------------------------------
 # ir_measures' own names; computed by the first of these providers that supports the measure, so a
 # number never depends on which optional providers a machine happens to have.
@@ -288,12 +385,16 @@ def measure_provider(parsed: ir_measures.Measure):
 
 # --- wildcards ---------------------------------------------------------------------------------
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"      # dataset, table and figure keys: never a path separator or ".."
+KEY = r"[A-Za-z0-9][A-Za-z0-9_-]*"        # config keys a directory is named by (no dot: never ``<key>.json``)
 LANGUAGE = r"[a-z]{2,3}"                  # ISO 639 codes
 
 
 def wildcard_constraints() -> dict[str, str]:
     """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
-    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": f"(?:{CLIR_PAPER}/)?{NAME}",
+    papers = "|".join((CLIR_PAPER, *DENSE_PAPERS))
+    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": f"(?:(?:{papers})/)?{NAME}",
+            "pretrained": KEY, "backbone": KEY, "retriever": KEY, "negatives": "|".join(NEGATIVES),
+            "paper": "|".join(DENSE_PAPERS),
             "ranker": "|".join(RANKERS), "reference": "|".join(REFERENCES),
             "method": "|".join(sorted(METHODS, key=len, reverse=True)), "fold": r"\d+", "seed": r"\d+",
             "epochs": r"\d+", "package": NAME, "language": LANGUAGE, "kind": "|".join(LANGUAGE_MODULES),
@@ -498,4 +599,13 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "clir_metric": lambda config, wc: [_clir(config)["metric"]],
     "clir_table": lambda config, wc: clir_report_layout(config, "tables", wc["table"]),
     "clir_figure": lambda config, wc: clir_report_layout(config, "figures", wc["figure"]),
+    # pretraining and dense retrieval
+    "pretraining_mlm_head": lambda config, wc: {"backbone": config["pretraining"]["backbone"]["name"],
+                                                **config["pretraining"]["backbone"]["mlm_head"]},
+    "pretraining": _pretraining,
+    "retriever": _retriever,
+    "mining": _mining,
+    "dense_search": _dense_search,
+    "dense_metrics": lambda config, wc: list(_dense(config)["metrics"]),
+    "dense_table": lambda config, wc: dense_report_layout(config, wc["paper"], wc["table"]),
 })

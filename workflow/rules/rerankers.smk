@@ -5,6 +5,7 @@
 rule train:
     input:
         unpack(lambda wc: plan.collection(wc)),
+        unpack(lambda wc: plan.backbone_input(config["backbone"]["name"])),
         unpack(lambda wc: plan.first_stage_input(config, dict(wc.items()))),
         unpack(lambda wc: plan.triples_input(config, dict(wc.items()))),
         candidates=PATHS.bm25_run,
@@ -39,6 +40,7 @@ use rule train as train_first_stage with:
 rule rerank:
     input:
         unpack(lambda wc: plan.collection(wc)),
+        unpack(lambda wc: plan.backbone_input(config["backbone"]["name"])),
         candidates=PATHS.bm25_run,
         weights=PATHS.weights,
     output:
@@ -62,6 +64,7 @@ rule rerank:
 rule zero_shot:
     input:
         unpack(lambda wc: plan.collection(wc)),
+        unpack(lambda wc: plan.backbone_input(config["backbone"]["name"])),
         candidates=PATHS.bm25_run,
     output:
         run=PATHS.backbone_run,

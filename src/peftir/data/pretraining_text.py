@@ -9,7 +9,10 @@
 - ``sentences`` (RIP): each passage's sentences, tokenised and cropped; passages of one sentence are dropped.
 
 Sentences come from pysbd (rule-based, no model download); the released code used nltk's punkt, whose data
-does not install with the package (named in the README).
+does not install with the package (named in the README). A text without sentence punctuation (vaswani's
+abstracts are lower-case words only) is one "sentence" to any splitter; with ``window`` set, such a text is cut
+into windows of ``window`` words that stand in for its sentences (ours, for the embedded default; named in the
+README), so RIP has sentence pairs and coCondenser two spans per document.
 """
 from __future__ import annotations
 
@@ -26,8 +29,17 @@ def split_sentences(text: str) -> list[str]:
             if sentence.strip()]
 
 
-def _tokenised(tokenizer, text: str) -> list[Ids]:
+def _units(text: str, window: int | None) -> list[str]:
+    """The text's sentences, or its ``window``-word windows when it has one sentence only and ``window`` is set."""
     sentences = split_sentences(text)
+    if window is None or len(sentences) != 1:
+        return sentences
+    words = text.split()
+    return [" ".join(words[start:start + window]) for start in range(0, len(words), window)]
+
+
+def _tokenised(tokenizer, text: str, window: int | None = None) -> list[Ids]:
+    sentences = _units(text, window)
     if not sentences:
         return []
     return [ids for ids in tokenizer(sentences, add_special_tokens=False)["input_ids"] if ids]
@@ -45,33 +57,35 @@ def _pack(sentences: list[Ids], target: int) -> list[Ids]:
 
 
 def document_blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float,
-                    seed: int) -> list[list[Ids]]:
+                    seed: int, window: int | None = None) -> list[list[Ids]]:
     """Each document's blocks (without special tokens), in document order."""
     rng, longest = random.Random(seed), max_len - 2
     found = []
     for text in texts:
         target = rng.randint(1, longest) if rng.random() < short_probability else longest
-        found.append(_pack(_tokenised(tokenizer, text), target))
+        found.append(_pack(_tokenised(tokenizer, text, window), target))
     return found
 
 
-def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int) -> list[Ids]:
+def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
+           window: int | None = None) -> list[Ids]:
     """Condenser's training blocks: every document's blocks, one list."""
-    return [block for document in document_blocks(tokenizer, texts, max_len, short_probability, seed)
+    return [block for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window)
             for block in document]
 
 
-def spans(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int) -> list[list[Ids]]:
+def spans(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
+          window: int | None = None) -> list[list[Ids]]:
     """coCondenser's documents as their spans, those with at least two."""
-    return [document for document in document_blocks(tokenizer, texts, max_len, short_probability, seed)
+    return [document for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window)
             if len(document) >= 2]
 
 
-def sentences(tokenizer, texts: Iterable[str], max_len: int) -> list[list[Ids]]:
+def sentences(tokenizer, texts: Iterable[str], max_len: int, window: int | None = None) -> list[list[Ids]]:
     """RIP's passages as their sentences (cropped to ``max_len − 2`` tokens), those with at least two."""
     found = []
     for text in texts:
-        tokenised = [ids[:max_len - 2] for ids in _tokenised(tokenizer, text)]
+        tokenised = [ids[:max_len - 2] for ids in _tokenised(tokenizer, text, window)]
         if len(tokenised) >= 2:
             found.append(tokenised)
     return found

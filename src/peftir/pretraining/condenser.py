@@ -1,10 +1,11 @@
 """Condenser and coCondenser pretraining (Gao & Callan; REFERENCE ``reference/condenser.md``, §2).
 
-The backbone is a masked LM (``BertForMaskedLM``). A head of ``head_layers`` fresh BERT layers reads the
+The backbone is a masked LM (BERT's, or RoBERTa's for DPTDR's coCondenser baseline). A head of ``head_layers``
+fresh layers of the backbone's own kind reads the
 late (last-layer) [CLS] followed by the early token states (the output of layer ``skip_from``), so the only
 way the late layers reach the head's predictions is through [CLS]. The loss is the head's MLM loss plus the
-backbone's own late MLM loss, both through the backbone's one MLM head (``lm.cls``: transform, LayerNorm,
-decoder tied to the word embeddings), 1:1. The head is saved beside the backbone (coCondenser warm-starts
+backbone's own late MLM loss, both through the backbone's one MLM head (``lm.cls`` of BERT, ``lm.lm_head`` of
+RoBERTa: transform, LayerNorm, decoder tied to the word embeddings), 1:1. The head is saved beside the backbone (coCondenser warm-starts
 from both) and dropped for fine-tuning: the backbone alone is an ordinary BERT checkpoint.
 
 coCondenser adds the span-contrastive loss (``peftir.pretraining.contrastive``) on the late [CLS] of two
@@ -17,18 +18,23 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
-from transformers import BertForMaskedLM
-from transformers.models.bert.modeling_bert import BertLayer
+from transformers import PreTrainedModel
 
 HEAD_FILE = "condenser_head.pt"
 
 
-class CondenserHead(nn.Module):
-    """The head's BERT layers over [late CLS; early tokens]."""
+def mlm_head(lm: PreTrainedModel) -> nn.Module:
+    """The masked LM's output head: hidden states to vocabulary logits (BERT's ``cls``, RoBERTa's ``lm_head``)."""
+    return lm.cls if hasattr(lm, "cls") else lm.lm_head
 
-    def __init__(self, lm: BertForMaskedLM, layers: int) -> None:
+
+class CondenserHead(nn.Module):
+    """The head's layers (of the backbone's own layer class) over [late CLS; early tokens]."""
+
+    def __init__(self, lm: PreTrainedModel, layers: int) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(BertLayer(lm.config) for _ in range(layers))
+        layer_class = type(lm.base_model.encoder.layer[0])
+        self.layers = nn.ModuleList(layer_class(lm.config) for _ in range(layers))
         self.apply(lm._init_weights)           # as the released code: BERT's initialisation, random
 
     def forward(self, late_cls: Tensor, early_tokens: Tensor, mask: Tensor) -> Tensor:
@@ -41,7 +47,7 @@ class CondenserHead(nn.Module):
 class Condenser(nn.Module):
     """A masked LM with a Condenser head; ``forward`` gives the loss and the late [CLS] of each row."""
 
-    def __init__(self, lm: BertForMaskedLM, skip_from: int, head_layers: int, late_mlm: bool = True) -> None:
+    def __init__(self, lm: PreTrainedModel, skip_from: int, head_layers: int, late_mlm: bool = True) -> None:
         super().__init__()
         if not 0 < skip_from < lm.config.num_hidden_layers:
             raise ValueError(f"skip_from = {skip_from}: the early layers must be 1 to "
@@ -55,7 +61,7 @@ class Condenser(nn.Module):
         hidden = out.hidden_states                       # [0] the embeddings, [i] the output of layer i
         mask = self.lm.get_extended_attention_mask(attention_mask, input_ids.shape)
         head = self.head(hidden[-1][:, :1], hidden[self.skip_from][:, 1:], mask)
-        logits = self.lm.cls(head)
+        logits = mlm_head(self.lm)(head)
         loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
         if self.late_mlm:
             loss = loss + out.loss

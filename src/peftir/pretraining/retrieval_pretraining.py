@@ -16,14 +16,16 @@ import warnings
 
 import torch
 from torch import Tensor
-from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForWholeWordMask
+from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForWholeWordMask, PreTrainedModel
 
 from ..data import pretraining_text
 from ..files import atomic_directory, write_json
+from ..rankers.pretrained import resolve
 from ..training.mlm import MLM_PROBABILITY, shuffled_batches
 from ..training.steps import train_updates
 from .condenser import Condenser
 from .contrastive import contrastive_step
+from .multilingual_e5 import text_units
 from .rip import RetrievalOrientedLM
 
 OBJECTIVES = ("condenser", "cocondenser", "rip")
@@ -33,7 +35,7 @@ class Masking:
     """Rows of word-piece ids (no special tokens) → a padded batch with whole-word masks and its attention mask.
 
     ``DataCollatorForWholeWordMask`` finds words by their ``##`` continuation pieces, from ids alone, as the
-    released collator does; transformers 4.57 deprecates it for a whole-word option that needs the raw text's
+    released collator does (a RoBERTa tokenizer has none: its masking is by token, as RoBERTa's own MLM); transformers 4.57 deprecates it for a whole-word option that needs the raw text's
     offsets, which blocks of ids no longer have."""
 
     def __init__(self, tokenizer, seed: int) -> None:
@@ -52,7 +54,7 @@ class Masking:
         return {"input_ids": batch["input_ids"], "attention_mask": mask, "labels": batch["labels"]}
 
 
-def _model(objective: str, lm: BertForMaskedLM, settings: dict, warm_start: str | None) -> torch.nn.Module:
+def _model(objective: str, lm: PreTrainedModel, settings: dict, warm_start: str | None) -> torch.nn.Module:
     if objective == "rip":
         return RetrievalOrientedLM(lm)
     model = Condenser(lm, settings["skip_from"], settings["head_layers"], settings["late_mlm"])
@@ -63,13 +65,14 @@ def _model(objective: str, lm: BertForMaskedLM, settings: dict, warm_start: str 
 
 def _pieces(objective: str, tokenizer, texts: list[str], settings: dict) -> list:
     """Condenser's blocks, coCondenser's documents as spans, or RIP's passages as sentences."""
+    window = settings.get("window_words")
     if objective == "condenser":
         return pretraining_text.blocks(tokenizer, texts, settings["max_len"], settings["short_probability"],
-                                       settings["seed"])
+                                       settings["seed"], window)
     if objective == "cocondenser":
         return pretraining_text.spans(tokenizer, texts, settings["max_len"], settings["short_probability"],
-                                      settings["seed"])
-    return pretraining_text.sentences(tokenizer, texts, settings["max_len"])
+                                      settings["seed"], window)
+    return pretraining_text.sentences(tokenizer, texts, settings["max_len"], window)
 
 
 def _batches(objective: str, pieces: list, batch_size: int, masking: Masking, seed: int):
@@ -94,7 +97,7 @@ def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, ou
     torch.manual_seed(settings["seed"])
     started = time.monotonic()
     tokenizer = AutoTokenizer.from_pretrained(warm_start or backbone)
-    model = _model(objective, BertForMaskedLM.from_pretrained(warm_start or backbone), settings, warm_start)
+    model = _model(objective, AutoModelForMaskedLM.from_pretrained(warm_start or backbone), settings, warm_start)
     pieces = _pieces(objective, tokenizer, texts, settings)
     if len(pieces) < settings["batch_size"]:
         raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of {settings['batch_size']}")
@@ -117,3 +120,16 @@ def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, ou
              "training_units": len(pieces), "losses": losses, "seconds": round(time.monotonic() - started, 1)}
     write_json(summary, facts)
     return facts
+
+
+SETTINGS = ("max_len", "short_probability", "window_words", "batch_size", "chunk", "steps", "lr", "warmup_ratio",
+            "weight_decay", "skip_from", "head_layers", "late_mlm", "seed")
+
+
+def pretrain_run(spec: dict, docs: str, output_dir: str, summary: str, threads: int, start: str | None = None,
+                 warm_start: str | None = None) -> dict:
+    """The ``pretrain`` rule: the run ``spec`` (the ``pretraining`` param) on the documents of ``docs``, from the
+    checkpoint ``start`` (the backbone with its fitted MLM head) or the named backbone, or a coCondenser from
+    the Condenser in ``warm_start``."""
+    return pretrain(spec["objective"], start or resolve(spec["backbone"]), list(text_units(docs)),
+                    {key: spec[key] for key in SETTINGS}, output_dir, summary, threads, warm_start)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from torch import Tensor, nn
-from transformers import BertForMaskedLM
+from transformers import PreTrainedModel
 
 
 class RetrievalOrientedLM(nn.Module):
     """``forward`` gives the MLM loss and the last-layer [CLS] of each row (what the contrastive loss reads)."""
 
-    def __init__(self, lm: BertForMaskedLM) -> None:
+    def __init__(self, lm: PreTrainedModel) -> None:
         super().__init__()
         self.lm = lm
 

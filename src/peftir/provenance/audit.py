@@ -35,7 +35,7 @@ from typing import Callable
 from .. import layout
 from ..evaluation import stats
 from ..evaluation.metrics import evaluate_fold, read_metrics
-from ..reports import clir
+from ..reports import clir, dense
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
 from ..workflow import plan
@@ -48,11 +48,17 @@ TOLERANCE = 1e-12
 # The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
 MADE_FROM = {"metrics": ("run",), "reference_metrics": tuple(layout.REFERENCES.values()), "run": ("weights",),
              "backbone_run": ("bm25_run",), "weights": ("weights", "first_stage_weights"),
-             "clir_metrics": ("clir_run",), "clir_prerank_metrics": ("clir_prerank",), "clir_run": ("ranking_module",)}
-TRAINED = ("weights", "first_stage_weights", "ranking_module")   # what a trace names as a run's trained origin
-METRIC_PARAMS = ("metrics", "clir_metric")     # the param an evaluation job's metric names are in
+             "clir_metrics": ("clir_run",), "clir_prerank_metrics": ("clir_prerank",), "clir_run": ("ranking_module",),
+             "dense_metrics": ("dense_run",), "dense_run": ("dense_index",), "dense_index": ("retriever_model",),
+             "untrained_metrics": ("untrained_run",), "untrained_run": ("untrained_index",),
+             "dense_bm25_metrics": ("bm25_run",), "retriever_model": ("pretrained", "mined_negatives"),
+             "mined_negatives": ("dense_run",)}
+# what a trace names as a run's trained origin
+TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model")
+METRIC_PARAMS = ("metrics", "clir_metric", "dense_metrics")     # the param an evaluation job's metric names are in
 # The report kinds ``audit`` accepts, and what each is made of.
-REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point"}
+REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point",
+           "dense_table_tex": "cell"}
 
 
 class AuditFailure(Exception):
@@ -189,13 +195,19 @@ class Auditor:
 
     def chain(self, cell: dict) -> list[str]:
         """Human-readable trace of a cell: commit → config → weights → run → metric → cell."""
+        if not cell["runs"]:
+            return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} copied from {cell['source']}, "
+                    f"not reproduced here: nothing to trace"]
         taken = f", taken from {cell['method']}" if cell["row"] == layout.BEST_OF else ""
         lines = [f"cell {cell['cell']} ({cell['group'] or 'reference'} / {cell['label']}, {cell['dataset']} "
                  f"{cell['metric']}{taken})",
                  f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
                  f"({cell['rounding']})"]
         test = cell.get("ttest")
-        if test and "against" in test:
+        if test and "against" in test and "baseline_n" not in test:
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
+                         f"paired with {test['against']}'s (two-sided)")
+        elif test and "against" in test:
             lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
                          f"vs {test['baseline_n']} of {test['against']} (unpaired, two-sided)")
         elif test:
@@ -280,6 +292,9 @@ def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str
     """The inputs the current config gives the job that made ``report``, by name, and the settings they follow."""
     kind = "tables" if "table" in record["wildcards"] else "figures"
     name = record["wildcards"]["table" if kind == "tables" else "figure"]
+    if (layout.artefact(report) or ("",))[0] == "dense_table_tex":
+        paper = record["wildcards"]["paper"]
+        return plan.dense_report_runs(config, paper, name), f"dense_retrieval.folds, seeds, tables.{paper}.{name}"
     if (layout.artefact(report) or ("",))[0].startswith("clir_"):
         return plan.clir_report_runs(config, kind, name), f"modular_clir.ranking.seeds, {kind}.{name}'s pairs, systems"
     found = {"metrics": plan.report_runs(config, kind, name, layout.PATHS.metrics),
@@ -433,14 +448,13 @@ def compare_cells(auditor: Auditor, stored: list[dict], made: list[dict], report
         auditor.fail(report, f"lacks cells of its layout: {missing}")
 
 
-def check_two_sided(auditor: Auditor, cell: dict, prerank: dict, table: str) -> None:
-    """A reranker's star: the unpaired two-sided t-test of its per-query values against the pre-ranker's."""
+def check_star(auditor: Auditor, cell: dict, baseline: dict, table: str, p: float, test: str) -> None:
+    """A cell's p-value ``p`` (NaN: undefined) and star, recomputed by ``test`` against ``baseline``, are the table's."""
     auditor.cell = cell["cell"]
-    p = stats.ttest_two_sided(clir.pooled(cell), clir.pooled(prerank))
     p = None if math.isnan(p) else p
-    if not _close(p, cell["p_value"]) or stats.star(p) != cell["stars"] or cell["ttest"]["against"] != prerank["cell"]:
-        auditor.fail(table, f"the two-sided t-test against {prerank['cell']} gives p = {p} and star "
-                            f"{stats.star(p)!r}, the table has p = {cell['p_value']} and {cell['stars']!r}")
+    if not _close(p, cell["p_value"]) or stats.star(p) != cell["stars"] or cell["ttest"]["against"] != baseline["cell"]:
+        auditor.fail(table, f"the {test} against {baseline['cell']} gives p = {p} and star {stats.star(p)!r}, "
+                            f"the table has p = {cell['p_value']} and {cell['stars']!r}")
 
 
 def clir_table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
@@ -463,7 +477,9 @@ def clir_table_cells(auditor: Auditor, table_path: str, record: dict, cells: lis
     check_runs(auditor, needed, table_path, record)
     for cell in numbers:
         if cell["row_kind"] == METHOD_ROW:
-            check_two_sided(auditor, cell, prerank[cell["dataset"]], table_path)
+            baseline = prerank[cell["dataset"]]
+            check_star(auditor, cell, baseline, table_path,
+                       stats.ttest_two_sided(clir.pooled(cell), clir.pooled(baseline)), "two-sided t-test")
     made = rebuilt(auditor, record, table_path, lambda *files: clir.clir_cells(spec, *files))
     compare_cells(auditor, needed, made, json_path, complete=not cells)
     return numbers
@@ -490,8 +506,37 @@ def clir_figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: lis
     return numbers
 
 
+def dense_table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
+                      say: Callable[[str], None]) -> list[dict] | None:
+    """Check every printed number of a dense retrieval table (or the ``cells`` asked for): the LaTeX is the
+    rendering of its JSON twin, each measured cell its runs' mean, each star the paired test against the
+    baseline row's cell in its column (checked too), and each cell, copied ones included, the one its recorded
+    inputs and layout give."""
+    json_path = next(iter(record["outputs"]["json"]))
+    frame = read_table(json_path)
+    spec = record["params"]["dense_table"]
+    if dense.render_dense_latex(frame, spec) != Path(table_path).read_text():
+        auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
+    every = frame.to_dict(orient="records")
+    by_id = {c["cell"]: c for c in every}
+    numbers = chosen(every, cells, table_path, say)
+    if numbers is None:
+        return None
+    baselines = {c["cell"]: by_id[c["ttest"]["against"]] for c in numbers if c.get("ttest")}
+    needed = numbers + [c for c in baselines.values() if c not in numbers]
+    check_runs(auditor, [c for c in needed if c["runs"]], table_path, record)
+    for cell in numbers:
+        if cell.get("ttest"):
+            baseline = baselines[cell["cell"]]
+            check_star(auditor, cell, baseline, table_path, dense.paired_p(*dense.paired_values(cell, baseline)),
+                       "paired t-test")
+    made = rebuilt(auditor, record, table_path, lambda metrics, _, summaries: dense.dense_cells(spec, metrics, summaries))
+    compare_cells(auditor, needed, made, json_path, complete=not cells)
+    return numbers
+
+
 CHECKS = {"table_tex": table_cells, "figure_pdf": figure_bars, "clir_table_tex": clir_table_cells,
-          "clir_figure_pdf": clir_figure_points}
+          "clir_figure_pdf": clir_figure_points, "dense_table_tex": dense_table_cells}
 
 
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,

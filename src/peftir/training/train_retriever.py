@@ -10,15 +10,17 @@ decay; no weight decay unless configured. FT saves the whole encoder; DPT saves 
 """
 from __future__ import annotations
 
+import random
 import time
 
 import torch
 from peft import PeftModel
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
-from ..data import trec
+from ..data import folds, trec
 from ..files import atomic_directory, write_json
 from ..methods.deep_prompt import deep_prompts, prompt_values, trainable
-from ..rankers import backbone as backbones
+from ..rankers.pretrained import resolve
 from ..rankers.inputs import Collection
 from ..retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
 from .passage_groups import PassageGroups
@@ -27,8 +29,18 @@ from .steps import train_steps
 METHODS = ("ft", "dpt")
 
 
-def negative_pools(runs: list[str], qrels: trec.Qrels, qids: list[str], depth: int) -> dict[str, list[str]]:
-    """Each query's negatives: the union of the runs' top ``depth`` documents that are not judged relevant."""
+def training_queries(folds_path: str, fold: str, limit: int | None = None, seed: int = 0) -> list[str]:
+    """A retriever's training queries: a cross-validated fold's training and validation queries (a retriever
+    selects no checkpoint, so none is held back), or a pre-split collection's training split; ``limit``: a
+    seeded sample of them (low-data training, Condenser Table 5)."""
+    doc = folds.read_folds(folds_path)
+    split = folds.rotation(doc, fold)
+    qids = split["train"] if "splits" in doc else split["train"] + split["valid"]
+    return sorted(random.Random(seed).sample(qids, limit)) if limit and limit < len(qids) else qids
+
+
+def negative_pools(runs: list[str], qrels: trec.Qrels, qids: list[str], depth: int | None) -> dict[str, list[str]]:
+    """Each query's negatives: the union of the runs' top ``depth`` documents (all: None) not judged relevant."""
     pools: dict[str, set[str]] = {qid: set() for qid in qids}
     for path in runs:
         for qid, docs in trec.read_run(path, set(qids), depth).items():
@@ -40,35 +52,43 @@ def build_retriever(backbone: str, layers: int | None, method: dict, settings: d
     """The untrained retriever of ``method``: the backbone whole (FT) or frozen under fresh deep prompts (DPT)."""
     if method["name"] not in METHODS:
         raise ValueError(f"retriever method {method['name']!r}: one of {', '.join(METHODS)}")
-    loaded = backbones.load(backbone, layers)
-    encoder = loaded.model
+    encoder, tokenizer = encoder_of(backbone, layers)
     if method["name"] == "dpt":
         encoder = deep_prompts(encoder, method["length"], method["reparametrise"], method["mlp_hidden"],
                                method["dropout"])
-    return DenseRetriever(encoder, loaded.tokenizer, settings["q_max_len"], settings["p_max_len"])
+    return DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"])
+
+
+def encoder_of(name: str, layers: int | None) -> tuple[PreTrainedModel, object]:
+    """A backbone's encoder without pooler (BERT, RoBERTa: ``AutoModel``), its lowest ``layers`` layers when
+    given, and its tokenizer."""
+    path = resolve(name)
+    kwargs = {"num_hidden_layers": layers} if layers else {}
+    return AutoModel.from_pretrained(path, add_pooling_layer=False, **kwargs), AutoTokenizer.from_pretrained(path)
 
 
 def load_retriever(backbone: str, layers: int | None, method: dict, settings: dict, trained: str) -> DenseRetriever:
     """A trained retriever from its directory (FT: the encoder; DPT: the prompts on the frozen backbone)."""
-    loaded = backbones.load(trained if method["name"] == "ft" else backbone, layers)
-    encoder = loaded.model
+    encoder, tokenizer = encoder_of(trained if method["name"] == "ft" else backbone, layers)
     if method["name"] == "dpt":
         encoder = PeftModel.from_pretrained(encoder, trained)
-    return DenseRetriever(encoder, loaded.tokenizer, settings["q_max_len"], settings["p_max_len"]).eval()
+    return DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"]).eval()
 
 
 def train_retriever(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
                     negatives: list[str], qids: list[str], seed: int, threads: int, output: str, summary: str) -> dict:
-    """The ``train_retriever`` rule: ``settings['steps']`` updates on the training queries ``qids``; the trained
-    retriever to ``output`` and its facts (losses, trainable parameters, seconds) to ``summary``."""
+    """The ``train_retriever`` rule: ``settings['steps']`` updates on the training queries ``qids``, negatives
+    from the top ``negative_depth`` of the runs ``negatives`` (BM25's), or all of a mined pool
+    (``settings['negatives']`` mined or denoised); the trained retriever to ``output`` and its facts (losses,
+    trainable parameters, seconds) to ``summary``."""
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     started = time.monotonic()
     retriever = build_retriever(backbone, layers, method, settings)
     qrels = trec.read_qrels(collection.qrels)
+    depth = settings["negative_depth"] if settings.get("negatives", "bm25") == "bm25" else None
     groups = PassageGroups({qid: [d for d, rel in qrels.get(qid, {}).items() if rel > 0] for qid in qids},
-                           negative_pools(negatives, qrels, qids, settings["negative_depth"]),
-                           settings["passages"], seed)
+                           negative_pools(negatives, qrels, qids, depth), settings["passages"], seed)
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries, set(groups.qids))
     steps = settings["steps"]
@@ -95,3 +115,13 @@ def train_retriever(backbone: str, layers: int | None, method: dict, settings: d
     write_json(summary, facts)
     return facts
 
+
+
+def train_fold_retriever(spec: dict, collection: Collection, negatives: str, fold: str, seed: int, threads: int,
+                         output: str, summary: str, backbone: str | None = None) -> dict:
+    """The ``train_retriever`` rule: the retriever ``spec`` (the ``retriever`` param: backbone, layers, method,
+    training settings) on the fold's training queries (a seeded sample of them for a low-data method), from the
+    checkpoint ``backbone`` when the workflow made it (a pretraining run), else the named backbone."""
+    qids = training_queries(collection.folds, fold, spec["method"].get("train_queries"), seed)
+    return train_retriever(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], collection,
+                           [negatives], qids, seed, threads, output, summary)

@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from ..data.export import DEFAULT_TEXT
-from ..layout import BEST_OF, METHODS, RANKERS, collection_languages, measure
+from ..layout import BEST_OF, METHODS, RANKERS, collection_languages, measure, pretrained_run
 from ..rankers import pretrained
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
@@ -101,6 +101,28 @@ def validate(config: dict, schema_path: str | Path) -> None:
                           "(the concat variant keeps the rest of the positions common)")
     if config.get("modular_clir"):
         _check_modular_clir(config)
+    _check_dense(config)
+
+
+def _check_dense(config: dict) -> None:
+    """Pretraining runs and dense retrievers (``peftir.workflow.dense_config``), and every backbone named
+    ``pretrained:<run>`` names a run."""
+    from ..data.folds import fold_ids
+    from . import dense_config
+
+    try:
+        dense_config.check_backbone_name(config, config["backbone"]["name"], "backbone.name")
+        if config.get("modular_clir"):
+            dense_config.check_backbone_name(config, config["modular_clir"]["backbone"]["name"],
+                                             "modular_clir.backbone.name")
+        if config.get("pretraining"):
+            dense_config.check_pretraining(config)
+        if config.get("dense_retrieval"):
+            dataset = config["dense_retrieval"]["dataset"]
+            folds = fold_ids(config["datasets"][dataset]) if dataset in config["datasets"] else []
+            dense_config.check_dense_retrieval(config, folds)
+    except dense_config.DenseConfigError as problem:
+        raise ConfigError(str(problem)) from None
 
 
 def _check_modular_clir(config: dict) -> None:
@@ -208,6 +230,8 @@ def _check_training(training: dict, key: str) -> None:
 def _check_backbone(backbone: dict) -> None:
     """A local backbone must exist; its depth bounds ``layers`` (more would add random layers)."""
     name = backbone["name"]
+    if pretrained_run(name):
+        return                  # made by a pretraining run (its name checked by ``_check_dense``)
     if pretrained.looks_local(name) and not Path(name).expanduser().is_dir():
         raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
                           f"a Hugging Face hub name or {pretrained.EMBEDDED})")

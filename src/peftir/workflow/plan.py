@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, collection_languages,
-                      composed_languages, dataset_training, first_stage, kept, pair_languages, ranking_key,
-                      ranking_of, row_methods, train_pairs)
+from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, artefact,
+                      collection_languages, composed_languages, dataset_training, dense_report_layout, first_stage,
+                      kept, pair_languages, pretrained_run, ranking_key, ranking_of, row_methods, train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -74,6 +74,8 @@ def report_file(config: Config, report: str) -> str:
     """A table's .tex or a figure's .pdf, by name (what a crate is made of): ``table5`` for the Semi-Siamese
     paper's, ``modular-clir/table1`` for the modular CLIR paper's."""
     paper, _, name = report.rpartition("/")
+    if paper in DENSE_PAPERS and report in dense_report_names(config):
+        return PATHS.dense_table_tex.format(paper=paper, table=name)
     if paper == CLIR_PAPER:
         if name in clir_reports(config, "tables"):
             return PATHS.clir_table_tex.format(table=name)
@@ -90,7 +92,8 @@ def report_file(config: Config, report: str) -> str:
 def crate_reports(config: Config) -> list[str]:
     """Every table and figure of the config by its crate name (``table5``, ``modular-clir/table1``)."""
     return [*config["tables"], *config["figures"],
-            *(f"{CLIR_PAPER}/{name}" for kind in ("tables", "figures") for name in clir_reports(config, kind))]
+            *(f"{CLIR_PAPER}/{name}" for kind in ("tables", "figures") for name in clir_reports(config, kind)),
+            *dense_report_names(config)]
 
 
 def reference_runs(config: Config) -> list[str]:
@@ -169,10 +172,11 @@ def vocabulary_texts(config: Config) -> list[str]:
 
 def clir_backbone(config: Config) -> dict[str, str]:
     """The backbone checkpoint later jobs read, when the workflow makes it (an embedded backbone: expanded,
-    then its MLM head fitted); a hub name or directory is read by name (the ``clir_backbone_name`` param)."""
+    then its MLM head fitted; a pretraining run's checkpoint); a hub name or directory is read by name (the
+    ``clir_backbone_name`` param)."""
     backbone = config["modular_clir"]["backbone"]
     if backbone["name"] != EMBEDDED_MULTILINGUAL:
-        return {}
+        return backbone_input(backbone["name"])
     return {"backbone": PATHS.clir_backbone if backbone["mlm_head"] is None else PATHS.clir_mlm_backbone}
 
 
@@ -180,7 +184,8 @@ def mlm_head_input(config: Config) -> dict[str, str | list[str]]:
     """Fitting an MLM head: the expanded backbone (or the named one) and every language's texts."""
     languages = list(config["modular_clir"]["languages"])
     backbone = config["modular_clir"]["backbone"]
-    return {**({"backbone": PATHS.clir_backbone} if backbone["name"] == EMBEDDED_MULTILINGUAL else {}),
+    return {**({"backbone": PATHS.clir_backbone} if backbone["name"] == EMBEDDED_MULTILINGUAL
+               else backbone_input(backbone["name"])),
             "corpora": [PATHS.clir_corpus.format(language=lang) for lang in languages],
             "heldout": [PATHS.clir_heldout.format(language=lang) for lang in languages]}
 
@@ -235,3 +240,103 @@ def prerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str
     index = PATHS.clir_dense_index if wildcards["prerank"] == "dense" else PATHS.clir_index
     return {"queries": PATHS.clir_queries.format(language=query), "folds": PATHS.clir_folds,
             "index": index.format(language=doc)}
+
+
+# --- pretraining and dense retrieval ------------------------------------------------------------------
+def backbone_input(name: str) -> dict[str, str]:
+    """A backbone the workflow makes (``pretrained:<run>``) as a job's input, so the DAG builds it first; a hub
+    name, a directory or the embedded model is read by name."""
+    run = pretrained_run(name)
+    return {"backbone": PATHS.pretrained.format(pretrained=run)} if run else {}
+
+
+def pretraining_runs(config: Config) -> list[str]:
+    return list(config["pretraining"]["runs"]) if config.get("pretraining") else []
+
+
+def mlm_head_corpus(config: Config) -> dict[str, str]:
+    """Fitting the pretraining backbone's MLM head: the corpus's documents, its queries as held-out text."""
+    dataset = config["pretraining"]["backbone"]["mlm_head"]["corpus"]
+    return {"docs": PATHS.docs.format(dataset=dataset), "heldout": PATHS.queries.format(dataset=dataset)}
+
+
+def pretrain_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A pretraining run reads its corpus's documents and starts from the backbone with its MLM head (fitted by
+    the workflow where the checkpoint has none), or a coCondenser from its Condenser run."""
+    spec = config["pretraining"]["runs"][wildcards["pretrained"]]
+    found = {"docs": PATHS.docs.format(dataset=spec["corpus"])}
+    if spec.get("warm_start"):
+        return {**found, "warm_start": PATHS.pretrained.format(pretrained=spec["warm_start"])}
+    if config["pretraining"]["backbone"]["mlm_head"] is not None:
+        return {**found, "backbone": PATHS.pretraining_mlm_backbone}
+    return {**found, **backbone_input(config["pretraining"]["backbone"]["name"])}
+
+
+def dense_dataset(config: Config) -> str:
+    return config["dense_retrieval"]["dataset"]
+
+
+def retriever_backbone(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    return backbone_input(config["dense_retrieval"]["backbones"][wildcards["backbone"]])
+
+
+def train_retriever_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A retriever trains on its dataset's files from its backbone, on BM25's negatives or on the pool UNM mined."""
+    negatives = PATHS.bm25_run.format(dataset=wildcards["dataset"]) if wildcards["negatives"] == "bm25" \
+        else PATHS.mined_negatives.format(**wildcards)
+    return {**collection(wildcards), **retriever_backbone(config, wildcards), "negatives": negatives}
+
+
+def mine_negatives_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """UNM's candidates: BM25's run and the first-round retriever's (the same retriever trained on BM25's
+    negatives); for ``denoised``, the trained reranker that judges them (the pipeline's own, on the same fold)."""
+    first_round = PATHS.dense_run.format(**{**wildcards, "negatives": "bm25"})
+    found = {**collection(wildcards), "bm25": PATHS.bm25_run.format(dataset=wildcards["dataset"]),
+             "first_round": first_round}
+    if wildcards["negatives"] == "denoised":
+        reranker = config["dense_retrieval"]["mining"]["reranker"]
+        found["reranker"] = PATHS.weights.format(dataset=wildcards["dataset"], ranker=reranker["ranker"],
+                                                 method=reranker["method"], fold=wildcards["fold"],
+                                                 seed=reranker["seed"])
+    return found
+
+
+def dense_report_names(config: Config) -> list[str]:
+    """Every dense table as ``<paper>/<table>`` (``dptdr/table3``); none without a ``dense_retrieval`` section."""
+    if not config.get("dense_retrieval"):
+        return []
+    return [f"{paper}/{name}" for paper, tables in config["dense_retrieval"]["tables"].items()
+            for name in tables or {}]
+
+
+def dense_cell_runs(config: Config, row: Mapping[str, Any]) -> list[str]:
+    """The metrics files one row's cell reads: a retriever's per fold × seed, BM25's or an untrained backbone's
+    per fold; a reported row reads none."""
+    dense = config["dense_retrieval"]
+    dataset, folds, seeds = row["dataset"], dense["folds"], dense["seeds"]
+    if row.get("reported"):
+        return []
+    if row.get("reference") == "bm25":
+        return [PATHS.dense_bm25_metrics.format(dataset=dataset, fold=fold) for fold in folds]
+    if row.get("reference") == "untrained":
+        return [PATHS.untrained_metrics.format(dataset=dataset, backbone=row["backbone"], fold=fold) for fold in folds]
+    return [PATHS.dense_metrics.format(dataset=dataset, backbone=row["backbone"], retriever=row["retriever"],
+                                       negatives=row["negatives"], fold=fold, seed=seed)
+            for fold in folds for seed in seeds]
+
+
+def dense_cells(config: Config, paper: str, name: str) -> list[dict]:
+    """Each cell of a dense table as the row's and column's settings merged (the column's win), in print order."""
+    layout = dense_report_layout(config, paper, name)
+    return [{**row, **{key: value for key, value in column.items() if key != "label"}}
+            for row in layout["rows"] for column in layout["columns"]]
+
+
+def dense_report_runs(config: Config, paper: str, name: str) -> dict[str, list[str]]:
+    """The files a dense table reads: its cells' metrics files (each once, in print order) and the trained
+    retrievers' summaries (their trainable parameters)."""
+    cells = dense_cells(config, paper, name)
+    metrics = list(dict.fromkeys(path for cell in cells for path in dense_cell_runs(config, cell)))
+    summaries = [PATHS.retriever_summary.format(**artefact(path)[1]) for path in metrics
+                 if artefact(path)[0] == "dense_metrics"]
+    return {"metrics": metrics, "summaries": summaries}

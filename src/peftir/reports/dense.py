@@ -1,0 +1,186 @@
+"""The dense retrieval papers' tables (DPTDR, Condenser): rows of retrievers, columns of metrics or settings.
+
+A table's config names rows and columns; each cell is the row's settings with the column's on top (a dataset,
+a backbone, a retriever method, the negatives, a metric), so one layout serves the papers' tables: FT vs DPT
+with and without RIP and UNM, prompt lengths, reparametrisation, the UNM ablation, backbones, the low-data
+columns of Condenser's Table 5 (a method per training-query budget). A trained retriever's cell is the mean of
+its runs (folds × seeds) as in the other papers' tables (``peftir.reports.cells``); BM25's and an untrained
+backbone's are means over the folds. Neither paper tests significance; we mark a trained retriever that differs
+from the table's baseline row by a paired two-sided t-test over (fold, seed, query) (* p ≤ 0.05), and say so in
+the caption. A row copied from a paper (``reported``) is printed with a dagger and its source, never as ours.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from ..evaluation.stats import star
+from ..layout import PATHS, artefact
+from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, format_count, json_p,
+                    run_cell)
+from .tables import latex_escape, render_latex, write_table
+
+REPORTED_ROW = "reported"
+ROW_TITLE = "Retriever"
+TTEST = ("paired two-sided t-test (scipy.stats.ttest_rel) of the cell's per-query values against the baseline "
+         "row's, paired by fold, seed and query; * p <= 0.05 (ours: the papers test nothing)")
+DAGGER = "†"
+
+
+def note(layout: dict) -> str:
+    """The caption's note: the test (when there is a baseline) and what a dagger means."""
+    parts = []
+    if layout["baseline"]:
+        parts.append(rf"$^{{*}}p \le 0.05$, paired two-sided t-test of per-query values against "
+                     f"{latex_escape(layout['baseline'])} (ours; the papers test nothing)")
+    if any(row.get("reported") for row in layout["rows"]):
+        parts.append(r"$^{\dagger}$ copied from the paper named in the JSON twin, not reproduced here")
+    return "; ".join(parts) or "means over folds and seeds"
+
+
+def cell_settings(layout: dict) -> list[tuple[int, dict, int, dict, dict]]:
+    """(row index, row, column index, column, the cell's settings) in print order: the column's win."""
+    return [(i, row, j, column, {**row, **{k: v for k, v in column.items() if k != "label"}})
+            for i, row in enumerate(layout["rows"]) for j, column in enumerate(layout["columns"])]
+
+
+def _retriever_key(cell: dict) -> tuple[str, str, str, str]:
+    return cell["dataset"], cell["backbone"], cell["retriever"], cell["negatives"]
+
+
+def index_files(layout: dict, metrics: list[str], summaries: list[str]) -> tuple[dict, dict, dict]:
+    """The given files by what they are: retriever runs by (dataset, backbone, retriever, negatives), BM25's and
+    untrained backbones' per-fold files; a file of another kind, or a run without its summary, is a ValueError."""
+    runs: dict[tuple, list[RunRecord]] = {}
+    references: dict[tuple, list[str]] = {}
+    counts = {}
+    for path in summaries:
+        kind, wildcards = artefact(path) or ("", {})
+        if kind != "retriever_summary":
+            raise ValueError(f"{path}: not a retriever's training summary")
+        with open(path) as handle:
+            counts[path] = int(json.load(handle)["trainable_parameters"])
+    for path in metrics:
+        kind, wildcards = artefact(path) or ("", {})
+        if kind == "dense_metrics":
+            summary = PATHS.retriever_summary.format(**wildcards)
+            if summary not in counts:
+                raise ValueError(f"{path}: its retriever's summary {summary} is not among the inputs")
+            key = (wildcards["dataset"], wildcards["backbone"], wildcards["retriever"], wildcards["negatives"])
+            runs.setdefault(key, []).append(RunRecord(dataset=key[0], ranker=key[1], method=key[2],
+                                                      fold=wildcards["fold"], seed=int(wildcards["seed"]),
+                                                      metrics_file=path, trainable_parameters=counts[summary]))
+        elif kind == "dense_bm25_metrics":
+            references.setdefault((wildcards["dataset"], "bm25"), []).append(path)
+        elif kind == "untrained_metrics":
+            references.setdefault((wildcards["dataset"], "untrained", wildcards["backbone"]), []).append(path)
+        else:
+            raise ValueError(f"{path}: not a dense retriever's, BM25's or an untrained backbone's metrics file")
+    return runs, references, counts
+
+
+def _runs_of(layout: dict, runs: dict, cell: dict) -> list[RunRecord]:
+    found = sorted(runs.get(_retriever_key(cell), []), key=lambda r: (r.seed, r.fold))
+    expected = {(fold, seed) for fold in layout["folds"] for seed in layout["seeds"]}
+    if {(r.fold, r.seed) for r in found} != expected:
+        raise ValueError(f"{layout['name']}: retriever {_retriever_key(cell)} has runs "
+                         f"{sorted((r.fold, r.seed) for r in found)}, the table needs (fold, seed) {sorted(expected)}")
+    return found
+
+
+def _reference_key(cell: dict) -> tuple:
+    return (cell["dataset"], "bm25") if cell["reference"] == "bm25" else (cell["dataset"], "untrained", cell["backbone"])
+
+
+def _where(row_index: int, row: dict, column: dict, metric: str, kind: str, count: int | None) -> dict:
+    return {"cell": f"{row['label']} | {column['label']}", "row_kind": kind, "group": "", "ranker": "",
+            "row": str(row_index), "label": row["label"] + (DAGGER if kind == REPORTED_ROW else ""),
+            "trainable_parameters": count, "printed_parameters": "-" if count is None else format_count(count),
+            "dataset": column["label"], "dataset_label": column["label"], "metric": metric,
+            "source": (row.get("reported") or {}).get("source")}
+
+
+def _reported(row: dict, column_index: int) -> dict:
+    value = row["reported"]["values"][column_index]
+    return {"method": None, "value": value, "printed": "-" if value is None else f"{value:g}", "stars": "",
+            "p_value": None, "rounding": "as printed in the source", "per_seed": None, "runs": None, "ttest": None,
+            "candidates": None}
+
+
+def paired_values(cell: dict, baseline: dict) -> tuple[list[float], list[float]]:
+    """The two cells' per-query values paired by (fold, seed, query); both must cover the same."""
+    def keyed(c: dict) -> dict:
+        return {(run["fold"], run["seed"], qid): value for run in c["runs"] for qid, value in run["per_query"].items()}
+
+    mine, theirs = keyed(cell), keyed(baseline)
+    if set(mine) != set(theirs):
+        raise ValueError(f"{cell['cell']} and its baseline {baseline['cell']} cover different (fold, seed, query)")
+    keys = sorted(mine)
+    return [mine[k] for k in keys], [theirs[k] for k in keys]
+
+
+def paired_p(values: list[float], baseline: list[float]) -> float:
+    """Two-sided paired t-test p-value; NaN where undefined (fewer than two pairs, or no difference at all)."""
+    if len(values) < 2 or all(a == b for a, b in zip(values, baseline)):
+        return math.nan
+    return float(scipy_stats.ttest_rel(values, baseline).pvalue)
+
+
+def test_against(cell: dict, baseline: dict) -> None:
+    p = json_p(paired_p(*paired_values(cell, baseline)))
+    cell["p_value"], cell["stars"] = p, star(p)
+    cell["ttest"] = {"test": TTEST, "against": baseline["cell"], "n": len(paired_values(cell, baseline)[0]),
+                     "p_value": p}
+
+
+def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[dict]:
+    """Every printed number of a dense table in print order (row by row, column by column)."""
+    runs, references, _ = index_files(layout, metrics, summaries)
+    files, cells = MetricFiles(), []
+    for i, row, j, column, settings in cell_settings(layout):
+        metric = settings["metric"]
+        if settings.get("reported"):
+            cell = _reported(row, j) | _where(i, row, column, metric, REPORTED_ROW, None)
+        elif settings.get("reference"):
+            key = _reference_key(settings)
+            paths = sorted(references.get(key, []))
+            if len(paths) != len(layout["folds"]):
+                raise ValueError(f"{layout['name']}: reference {key} has {len(paths)} metrics files, one per fold "
+                                 f"{layout['folds']} expected")
+            cell = (_reference_cell(settings["reference"], {column["label"]: paths}, column["label"], metric, files)
+                    | _where(i, row, column, metric, REFERENCE_ROW, None))
+            for run, path in zip(cell["runs"], paths):
+                run["fold"] = artefact(path)[1]["fold"]
+        else:
+            records = _runs_of(layout, runs, settings)
+            cell = run_cell(records, metric, files) | _where(i, row, column, metric, METHOD_ROW,
+                                                              records[0].trainable_parameters)
+        cells.append(cell)
+    if layout["baseline"]:
+        columns = len(layout["columns"])
+        base_row = next(i for i, row in enumerate(layout["rows"]) if row["label"] == layout["baseline"])
+        for index, cell in enumerate(cells):
+            baseline = cells[base_row * columns + index % columns]
+            if cell["row_kind"] == METHOD_ROW and cell is not baseline and baseline["row_kind"] == METHOD_ROW:
+                test_against(cell, baseline)
+    return cells
+
+
+def latex_options(layout: dict) -> dict[str, str]:
+    return {"note": note(layout), "row_title": ROW_TITLE}
+
+
+def make_dense_table(layout: dict, metrics: list[str], summaries: list[str], tex: str, json_path: str,
+                     csv_path: str) -> None:
+    """The ``dense_table`` rule: one table (LaTeX, JSON twin, CSV) from its runs' metrics and summaries."""
+    frame = pd.DataFrame(dense_cells(layout, metrics, summaries), dtype=object)
+    write_table(frame, layout["name"].replace("/", "-"), layout["caption"], tex, json_path, csv_path,
+                **latex_options(layout))
+
+
+def render_dense_latex(frame: pd.DataFrame, layout: dict) -> str:
+    """The LaTeX ``make_dense_table`` writes for these cells (what the audit compares the .tex with)."""
+    return render_latex(frame, layout["name"].replace("/", "-"), layout["caption"], **latex_options(layout))

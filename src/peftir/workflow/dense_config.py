@@ -1,0 +1,128 @@
+"""Checks of the pretraining and dense retrieval sections that the schema cannot express: what they name exists
+(datasets, runs, backbones, methods, rows), a coCondenser starts from a Condenser, depths fit in the runs they read,
+a table's cells are complete. Called by ``peftir.workflow.config.validate`` before any job runs."""
+from __future__ import annotations
+
+from ..layout import measure, pretrained_run
+
+
+class DenseConfigError(ValueError):
+    """One line naming the config key, its value and what it may be (``ConfigError`` re-raises it)."""
+
+
+def _known(value: object, allowed, key: str, what: str) -> None:
+    if value not in allowed:
+        raise DenseConfigError(f"config key {key} = {value!r}: allowed: {', '.join(map(str, allowed))} ({what})")
+
+
+def check_backbone_name(config: dict, name: str, key: str) -> None:
+    """A backbone named ``pretrained:<run>`` names a run of ``pretraining.runs``."""
+    run = pretrained_run(name)
+    if run is None:
+        return
+    runs = (config.get("pretraining") or {}).get("runs", {})
+    if run not in runs:
+        raise DenseConfigError(f"config key {key} = {name!r}: no pretraining run {run!r}; runs: "
+                               f"{', '.join(runs) or 'none (the pretraining section is empty)'}")
+
+
+def check_pretraining(config: dict) -> None:
+    pretraining = config["pretraining"]
+    head = pretraining["backbone"]["mlm_head"]
+    if head is not None:
+        _known(head["corpus"], config["datasets"], "pretraining.backbone.mlm_head.corpus", "the keys of `datasets`")
+    for name, spec in pretraining["runs"].items():
+        key = f"pretraining.runs.{name}"
+        _known(spec["corpus"], config["datasets"], f"{key}.corpus", "the keys of `datasets`")
+        warm = spec.get("warm_start")
+        if (spec["objective"] == "cocondenser") != (warm is not None):
+            raise DenseConfigError(f"config key {key}: a cocondenser run names the Condenser run it starts from "
+                                   f"(warm_start), and only a cocondenser run does")
+        if warm is not None:
+            condensers = [run for run, other in pretraining["runs"].items() if other["objective"] == "condenser"]
+            _known(warm, condensers, f"{key}.warm_start", "the condenser runs of pretraining.runs")
+        settings = {**pretraining["settings"], **spec.get("settings", {})}
+        if settings["chunk"] > 2 * settings["batch_size"]:
+            raise DenseConfigError(f"config key {key}: chunk = {settings['chunk']} is more than the "
+                                   f"{2 * settings['batch_size']} rows of a batch")
+
+
+def _check_method(name: str, spec: dict) -> None:
+    key = f"dense_retrieval.methods.{name}"
+    dpt = ("length", "reparametrise", "mlp_hidden", "dropout")
+    if spec["kind"] == "dpt":
+        missing = [setting for setting in dpt if setting not in spec]
+        if missing:
+            raise DenseConfigError(f"config key {key}: deep prompt tuning needs {', '.join(missing)}")
+    elif any(setting in spec for setting in dpt):
+        raise DenseConfigError(f"config key {key}: {', '.join(s for s in dpt if s in spec)} are dpt settings; "
+                               f"this method is full fine-tuning")
+
+
+def _check_table(config: dict, paper: str, name: str, spec: dict) -> None:
+    from .plan import dense_cells
+
+    dense, key = config["dense_retrieval"], f"dense_retrieval.tables.{paper}.{name}"
+    labels = [row["label"] for row in spec["rows"]]
+    if len(set(labels)) != len(labels):
+        raise DenseConfigError(f"config key {key}.rows: labels must differ (they name the rows)")
+    if spec.get("baseline") is not None:
+        _known(spec["baseline"], labels, f"{key}.baseline", "the labels of its rows")
+    for index, row in enumerate(spec["rows"]):
+        values = (row.get("reported") or {}).get("values")
+        if values is not None and len(values) != len(spec["columns"]):
+            raise DenseConfigError(f"config key {key}.rows[{index}].reported.values: {len(values)} values for "
+                                   f"{len(spec['columns'])} columns")
+        if row.get("reference") and "reported" in row:
+            raise DenseConfigError(f"config key {key}.rows[{index}]: a row is a reference or reported, not both")
+    cells = dense_cells(config, paper, name)
+    for index, cell in enumerate(cells):
+        where = f"{key} row {labels[index // len(spec['columns'])]!r}, column {index % len(spec['columns'])}"
+        if "metric" not in cell:
+            raise DenseConfigError(f"config key {key}: {where} has no metric (set it on the column or row)")
+        try:
+            measure(cell["metric"])
+        except ValueError as problem:
+            raise DenseConfigError(f"config key {key}: {where}: {problem}") from None
+        if cell.get("reported"):
+            continue
+        _known(cell["dataset"], config["datasets"], f"{key} ({where}) dataset", "the keys of `datasets`")
+        needed = {"untrained": ("backbone",), "bm25": ()}.get(cell.get("reference"),
+                                                              ("backbone", "retriever", "negatives"))
+        for setting in needed:
+            if setting not in cell:
+                raise DenseConfigError(f"config key {key}: {where} names no {setting} (on its row, column or the "
+                                       f"table's defaults)")
+        if "backbone" in needed:
+            _known(cell["backbone"], dense["backbones"], f"{key} ({where}) backbone", "dense_retrieval.backbones")
+        if "retriever" in needed:
+            _known(cell["retriever"], dense["methods"], f"{key} ({where}) retriever", "dense_retrieval.methods")
+
+
+def check_dense_retrieval(config: dict, fold_ids: list[str]) -> None:
+    """``fold_ids``: those of ``dense_retrieval.dataset``."""
+    dense = config["dense_retrieval"]
+    _known(dense["dataset"], config["datasets"], "dense_retrieval.dataset", "the keys of `datasets`")
+    for index, fold in enumerate(dense["folds"]):
+        _known(str(fold), fold_ids, f"dense_retrieval.folds[{index}]", f"the folds of {dense['dataset']}")
+    for name, backbone in dense["backbones"].items():
+        check_backbone_name(config, backbone, f"dense_retrieval.backbones.{name}")
+    for name, spec in dense["methods"].items():
+        _check_method(name, spec)
+    for index, metric in enumerate(dense["metrics"]):
+        try:
+            measure(metric)
+        except ValueError as problem:
+            raise DenseConfigError(f"config key dense_retrieval.metrics[{index}] = {metric!r}: {problem}") from None
+    bm25 = config["bm25"]["depth"]
+    for key, value in (("train.negative_depth", dense["train"]["negative_depth"]), ("mining.depth",
+                                                                                    dense["mining"]["depth"])):
+        if value > bm25:
+            raise DenseConfigError(f"config key dense_retrieval.{key} = {value}: at most bm25.depth = {bm25} "
+                                   f"(the BM25 run it reads)")
+    if dense["mining"]["depth"] > dense["search"]["depth"]:
+        raise DenseConfigError(f"config key dense_retrieval.mining.depth = {dense['mining']['depth']}: at most "
+                               f"search.depth = {dense['search']['depth']} (the first-round run it reads)")
+    for paper, tables in dense["tables"].items():
+        for name, spec in (tables or {}).items():
+            _check_table(config, paper, name, spec)

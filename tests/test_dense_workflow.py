@@ -1,0 +1,110 @@
+"""The dense retrieval system through Snakemake on a tiny configuration: an MLM head for the embedded MiniLM →
+a RIP run → retrievers (full fine-tuning; deep prompts on BM25 negatives, then on UNM's mined ones) → the whole
+vaswani corpus indexed with faiss and searched → a table, audited; the pretrained backbone reused by a ranker."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from peftir.provenance.records import read_record
+
+from checkout import clone
+from test_workflow import snakemake, tampered
+
+TINY_DENSE = """
+pretraining:
+  backbone: {mlm_head: {steps: 2, batch_size: 4, block_size: 32}}
+  settings: {max_len: 32, batch_size: 4, chunk: 4, steps: 2}
+dense_retrieval:
+  layers: 1
+  methods: {dpt: {length: 4}}
+  train: {q_max_len: 16, p_max_len: 24, passages: 2, batch_size: 4, steps: 2}
+  mining: {depth: 20, sample: 3}
+  search: {depth: 100, batch_size: 256}
+  tables:
+    dptdr:
+      tiny:
+        caption: A tiny table.
+        baseline: FT
+        columns: [{label: MRR@10, metric: RR@10}, {label: R@1000, metric: R@1000}]
+        rows:
+          - {label: BM25, reference: bm25}
+          - {label: MiniLM untrained, reference: untrained, backbone: minilm}
+          - {label: FT, backbone: minilm, retriever: ft, negatives: bm25}
+          - {label: FT + RIP, backbone: rip, retriever: ft, negatives: bm25}
+          - {label: DPT + UNM, backbone: minilm, retriever: dpt, negatives: mined}
+          - {label: Paper, reported: {source: "a paper", values: [0.5, null]}}
+"""
+TABLE = "results/tables/dptdr/tiny.tex"
+
+
+@pytest.fixture(scope="module")
+def dense_workflow(irds_home, tmp_path_factory):
+    workdir = clone(tmp_path_factory.mktemp("dense"))
+    (workdir / "tiny.yaml").write_text(TINY_DENSE)
+    result = snakemake(workdir, TABLE, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-5000:]
+    return workdir
+
+
+def _audit(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", TABLE, "--directory", str(workdir),
+                           "--checkout", str(workdir), *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.integration
+def test_every_retriever_searched_the_whole_corpus(dense_workflow):
+    runs = dense_workflow / "results/dense/runs/vaswani"
+    ft = (runs / "minilm/ft/bm25/fold1-seed1.run").read_text().splitlines()
+    assert len({line.split()[0] for line in ft}) == 93 and len(ft) == 93 * 100     # every query, depth 100
+    metadata = (runs / "minilm/ft/bm25/fold1-seed1.ir_metadata.yaml").read_text()
+    assert "documents: 11429" in metadata and "index: flat" in metadata
+
+
+@pytest.mark.integration
+def test_unm_trains_the_second_round_on_negatives_mined_by_the_first(dense_workflow, monkeypatch):
+    mined = json.loads((dense_workflow / "results/dense/negatives/vaswani/minilm/dpt/mined/fold1-seed1.json").read_text())
+    assert mined["training_queries"] == 74 and 0 < mined["pool"] <= 2 * 3 * 74
+    record = json.loads((dense_workflow / "results/dense/models/vaswani/minilm/dpt/mined/fold1-seed1.json").read_text())
+    assert record["kept_parameters"] == 2 * 1 * 384 * 4           # prompts of length 4 in MiniLM's one kept layer
+    monkeypatch.chdir(dense_workflow)
+    made = read_record("results/dense/models/vaswani/minilm/dpt/mined/fold1-seed1")
+    assert list(made["inputs"]["negatives"]) == ["results/dense/negatives/vaswani/minilm/dpt/mined/fold1-seed1.run"]
+
+
+@pytest.mark.integration
+def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
+    done = _audit(dense_workflow)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "audit passed: 12 cell(s)" in done.stdout and "copied from a paper" in done.stdout
+    run = dense_workflow / "results/dense/runs/vaswani/rip/ft/bm25/fold1-seed1.run"
+    with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
+        failed = _audit(dense_workflow)
+    assert failed.returncode == 1 and "rip/ft/bm25/fold1-seed1.run" in failed.stdout
+
+
+@pytest.mark.integration
+def test_changing_the_prompt_length_reruns_only_the_deep_prompt_retrievers(dense_workflow, tmp_path):
+    overlay = tmp_path / "length.yaml"
+    overlay.write_text("dense_retrieval: {methods: {dpt: {length: 5}}}\n")
+    result = snakemake(dense_workflow, TABLE, "-n", "--cores", "1", overlays=(overlay,))
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned = re.findall(r"(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)", result.stdout)
+    trained = {wildcards for rule, wildcards in planned if rule == "train_retriever"}
+    assert trained and all("retriever=dpt" in w for w in trained) and len(trained) == 2   # round 1 and round 2
+    assert not {rule for rule, _ in planned} & {"pretrain", "pretraining_mlm_head", "dense_index_untrained"}
+
+
+@pytest.mark.integration
+def test_a_ranker_reuses_the_pretrained_backbone_by_name(dense_workflow, tmp_path, monkeypatch):
+    overlay = tmp_path / "reuse.yaml"
+    overlay.write_text("backbone: {name: 'pretrained:rip', layers: 1}\n")
+    target = "results/models/vaswani/monobert/full/fold1-seed1.pt"
+    result = snakemake(dense_workflow, target, "--cores", "2", overlays=(overlay,))
+    assert result.returncode == 0, result.stderr[-3000:]
+    monkeypatch.chdir(dense_workflow)
+    record = read_record(target)
+    assert "results/pretrained/rip" in record["inputs"]["backbone"]

@@ -1,0 +1,156 @@
+# Dense retrievers (Condenser and DPTDR papers): one training job per dataset × backbone × method × negatives ×
+# fold × seed → the corpus encoded once into a faiss index → every query searched → the fold's test queries
+# evaluated. UNM's second round trains on negatives mined from BM25 and the first-round retriever.
+
+
+rule train_retriever:
+    input:
+        unpack(lambda wc: plan.train_retriever_input(config, dict(wc.items()))),
+    output:
+        model=directory(PATHS.retriever_model),
+        summary=PATHS.retriever_summary,
+    log:
+        PATHS.log("train_retriever", RETRIEVER),
+    params:
+        **params_of("retriever"),
+        code=code_of("train_retriever"),
+    threads: threads_of("train_retriever")
+    resources:
+        **resources_of("train_retriever"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/train_retriever.py"
+
+
+# UNM: hard negatives sampled from the top of BM25 and of the first-round retriever; "denoised" also those the
+# pipeline's trained reranker judges non-relevant.
+rule mine_negatives:
+    input:
+        unpack(lambda wc: plan.mine_negatives_input(config, dict(wc.items()))),
+    output:
+        negatives=PATHS.mined_negatives,
+        summary=PATHS.mined_negatives_summary,
+    log:
+        PATHS.log("mine_negatives", RETRIEVER),
+    params:
+        **params_of("mining", "retriever"),
+        code=code_of("mine_negatives"),
+    threads: threads_of("mine_negatives")
+    resources:
+        **resources_of("mine_negatives"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/mine_negatives.py"
+
+
+rule dense_index:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        model=PATHS.retriever_model,
+        docs=PATHS.docs,
+    output:
+        index=directory(PATHS.dense_index),
+    log:
+        PATHS.log("dense_index", RETRIEVER),
+    params:
+        **params_of("retriever", "dense_search"),
+        code=code_of("dense_index"),
+    threads: threads_of("dense_index")
+    resources:
+        **resources_of("dense_index"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/dense_index.py"
+
+
+# A backbone's [CLS] as it comes: the tables' "untrained" reference rows.
+use rule dense_index as dense_index_untrained with:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        docs=PATHS.docs,
+    output:
+        index=directory(PATHS.untrained_index),
+    log:
+        PATHS.log("dense_index", UNTRAINED),
+
+
+rule dense_search:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        model=PATHS.retriever_model,
+        index=PATHS.dense_index,
+        queries=PATHS.queries,
+    output:
+        run=PATHS.dense_run,
+        metadata=PATHS.dense_run_metadata,
+    log:
+        PATHS.log("dense_search", RETRIEVER),
+    params:
+        **params_of("retriever", "dense_search"),
+        code=code_of("dense_search"),
+    threads: threads_of("dense_search")
+    resources:
+        **resources_of("dense_search"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/dense_search.py"
+
+
+use rule dense_search as dense_search_untrained with:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        index=PATHS.untrained_index,
+        queries=PATHS.queries,
+    output:
+        run=PATHS.untrained_run,
+        metadata=PATHS.untrained_run_metadata,
+    log:
+        PATHS.log("dense_search", UNTRAINED),
+
+
+rule evaluate_dense:
+    input:
+        run=PATHS.dense_run,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+    output:
+        metrics=PATHS.dense_metrics,
+    log:
+        PATHS.log("evaluate_dense", RETRIEVER),
+    params:
+        **params_of("dense_metrics"),
+        code=code_of("evaluate_dense"),
+    threads: threads_of("evaluate_dense")
+    resources:
+        **resources_of("evaluate_dense"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/evaluate_dense.py"
+
+
+use rule evaluate_dense as evaluate_dense_untrained with:
+    input:
+        run=PATHS.untrained_run,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+    output:
+        metrics=PATHS.untrained_metrics,
+    log:
+        PATHS.log("evaluate_dense", f"{UNTRAINED}/fold{{fold}}"),
+
+
+# BM25's row, with the dense tables' metrics, at its run's depth (bm25.depth).
+use rule evaluate_dense as evaluate_dense_bm25 with:
+    input:
+        run=PATHS.bm25_run,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+    output:
+        metrics=PATHS.dense_bm25_metrics,
+    log:
+        PATHS.log("evaluate_dense", "{dataset}/bm25/fold{fold}"),
