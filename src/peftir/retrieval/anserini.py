@@ -29,8 +29,10 @@ from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 TAIL_LINES = 30
 # Anserini reports some failures on its output and still exits 0: SearchCollection's "Error: ... does
 # not appear to be a valid index.", IndexCollection's log4j ERROR lines for a document it could not
-# parse (then it indexes the rest). Any of them fails the job, as does a non-zero exit status.
-JAVA_ERROR = re.compile(r"^(Error|Exception in thread)|^\S+ \S+ (ERROR|FATAL) ")
+# parse (then it indexes the rest), an exception in a search thread (the query is left out of the run). Any of
+# them fails the job, as does a non-zero exit status.
+# A search worker's exception (e.g. Lucene's TooManyClauses) is printed as a qualified class name at a line's start.
+JAVA_ERROR = re.compile(r"^(Error|Exception in thread)|^\S+ \S+ (ERROR|FATAL) |^([a-z]\w*\.)+[A-Z][\w$]*(: |$)")
 INDEXED = re.compile(r"Total ([\d,]+) documents indexed")
 
 
@@ -73,16 +75,21 @@ def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str
     return list(tail)
 
 
+TEXT_INDEX = ["-collection", "JsonCollection", "-storePositions", "-storeDocvectors", "-storeRaw"]
+# learned sparse vectors: a JsonVectorCollection's integer impacts, its terms taken as given (SPLADE's word pieces)
+IMPACT_INDEX = ["-collection", "JsonVectorCollection", "-impact", "-pretokenized"]
+
+
 def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, expected_docs: int,
-                log: IO[str] | None = None, language: str | None = None) -> None:
-    """Index a JsonCollection directory into ``index_dir`` (built beside it, renamed at the end);
-    fail unless Anserini reports exactly ``expected_docs`` documents indexed. ``language``: one of
-    Anserini's language analyzers (``de``, ``es``, ``fi``...; None = its default English analyzer)."""
+                log: IO[str] | None = None, language: str | None = None, kind: list[str] = TEXT_INDEX) -> None:
+    """Index a collection directory (``kind``: a JsonCollection of texts, or ``IMPACT_INDEX``) into
+    ``index_dir`` (built beside it, renamed at the end); fail unless Anserini reports exactly ``expected_docs``
+    documents indexed. ``language``: one of Anserini's language analyzers (``de``, ``es``, ``fi``...; None = its
+    default English analyzer)."""
     with atomic_directory(index_dir) as building:
         tail = _run_java("io.anserini.index.IndexCollection", [
-            "-collection", "JsonCollection", "-input", str(corpus_dir), "-index", str(building),
-            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
-            "-storePositions", "-storeDocvectors", "-storeRaw", *_language(language)], log)
+            *kind, "-input", str(corpus_dir), "-index", str(building),
+            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), *_language(language)], log)
         counts = [int(found.group(1).replace(",", "")) for line in tail for found in [INDEXED.search(line)] if found]
         if counts != [expected_docs]:
             raise RuntimeError(f"Anserini indexed {counts[0] if counts else 'an unknown number of'} documents of "
@@ -109,9 +116,23 @@ def index_language(docs: str | Path, index_dir: str | Path, analyzer: str, threa
 
 def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,
            hits: int, threads: int, log: IO[str] | None = None, language: str | None = None) -> None:
-    """BM25-rank ``topics`` (query id → text); the run is rewritten atomically with tag "bm25", one query
-    at a time, so memory stays that of one query however many there are. Queries that retrieve nothing
-    are reported (they reach the rerankers with no candidates)."""
+    """BM25-rank ``topics`` (query id → text) into the run ``run_path``, tag "bm25" (``ranked``)."""
+    ranked(index_dir, topics, run_path, ["-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b), *_language(language)],
+           "bm25", hits, threads, log)
+
+
+def impact_search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, tag: str, hits: int,
+                  threads: int, log: IO[str] | None = None) -> None:
+    """Rank ``topics`` on an impact index: each topic is its terms, each repeated as often as its integer
+    weight, and a document's score is the sum over the topic's terms of the term's impact in it."""
+    ranked(index_dir, topics, run_path, ["-impact", "-pretokenized"], tag, hits, threads, log)
+
+
+def ranked(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, scoring: list[str], tag: str,
+           hits: int, threads: int, log: IO[str] | None = None) -> None:
+    """``topics`` ranked by SearchCollection with the ``scoring`` options; the run is rewritten atomically with
+    ``tag``, one query at a time, so memory stays that of one query however many there are. Queries that
+    retrieve nothing are reported (they reach the rerankers with no candidates)."""
     run_path = Path(run_path)
     run_path.parent.mkdir(parents=True, exist_ok=True)
     # Anserini's files, read while the run is written: not named like the run's own temporary file,
@@ -124,8 +145,7 @@ def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Pat
         write_topics(topics_path, topics)
         _run_java("io.anserini.search.SearchCollection", [
             "-index", str(index_dir), "-topics", str(topics_path), "-topicReader", "TsvString",
-            "-output", str(raw), "-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b),
-            "-hits", str(hits), "-threads", str(threads), *_language(language)], log)
+            "-output", str(raw), *scoring, "-hits", str(hits), "-threads", str(threads)], log)
         if not raw.exists():
             raise RuntimeError(f"SearchCollection wrote no run for {len(topics)} topics on {index_dir}")
         answered: set[str] = set()
@@ -135,7 +155,7 @@ def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Pat
                 answered.add(qid)
                 yield qid, docs
 
-        write_run(run_path, blocks(), tag="bm25")
+        write_run(run_path, blocks(), tag=tag)
         report_missing(answered, topics, str(run_path))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

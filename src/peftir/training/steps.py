@@ -13,13 +13,15 @@ from transformers import get_linear_schedule_with_warmup
 NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
 
 
-def optimizer_groups(model: nn.Module, weight_decay: float) -> list[dict]:
-    """The trainable parameters in two AdamW groups: decayed, and biases/LayerNorms (not decayed)."""
+def optimizer_groups(model: nn.Module, weight_decay: float, no_decay: tuple[str, ...] = NO_DECAY) -> list[dict]:
+    """The trainable parameters in two AdamW groups: decayed, and those named ``no_decay`` (biases and
+    LayerNorms by default; none: SPLADE's released optimiser decays everything)."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     if not trainable:
         raise ValueError("nothing to train: no parameter requires a gradient")
-    return [{"params": [p for n, p in trainable if not n.endswith(NO_DECAY)], "weight_decay": weight_decay},
-            {"params": [p for n, p in trainable if n.endswith(NO_DECAY)], "weight_decay": 0.0}]
+    kept = [p for n, p in trainable if no_decay and n.endswith(no_decay)]
+    return [{"params": [p for n, p in trainable if not (no_decay and n.endswith(no_decay))],
+             "weight_decay": weight_decay}, {"params": kept, "weight_decay": 0.0}]
 
 
 def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, lr: float, warmup: int = 0,
@@ -35,11 +37,13 @@ def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, 
 
 
 def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, lr: float, warmup: int = 0,
-                  weight_decay: float = 0.0, log_every: int = 0) -> list[float]:
+                  weight_decay: float = 0.0, log_every: int = 0, no_decay: tuple[str, ...] = NO_DECAY,
+                  after: Callable[[int], None] | None = None) -> list[float]:
     """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
-    passes, a gradient cache's several, and returns the loss)."""
+    passes, a gradient cache's several, and returns the loss); ``after(n)`` runs once ``n`` updates are applied
+    (a validation)."""
     model.train()
-    optimizer = torch.optim.AdamW(optimizer_groups(model, weight_decay), lr=lr)
+    optimizer = torch.optim.AdamW(optimizer_groups(model, weight_decay, no_decay), lr=lr)
     schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
     window = log_every or steps
     losses, running = [], []
@@ -48,6 +52,8 @@ def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, 
         running.append(update(step))
         optimizer.step()
         schedule.step()
+        if after is not None:
+            after(step + 1)
         if len(running) == window or step == steps - 1:
             losses.append(sum(running) / len(running))
             print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)

@@ -1,0 +1,100 @@
+"""A SPLADE retriever over a whole corpus with Anserini: documents encoded once into an impact index, queries
+searched against it, R-FLOPS measured on what was indexed and searched.
+
+``index_corpus`` encodes the collection in batches of similar length (a batch pads to its own longest text),
+quantises each batch's vectors and writes them at once (neither a collection's |V|-wide vectors nor their
+quantised pieces are held: a barely trained encoder's documents have nearly every piece of the vocabulary),
+then indexes the JsonVectorCollection with ``-impact -pretokenized``; both stay in the output directory, the
+vectors for R-FLOPS and the exact cross-check. ``search_queries`` encodes and quantises the queries, searches
+the index and writes a TREC run with its ir_metadata, and returns R-FLOPS with the queries' and documents'
+mean number of pieces. A query of more than Lucene's 1,024 distinct pieces keeps its heaviest 1,024 (an
+untrained or weakly regularised encoder's; how many were cut is in the metadata).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from statistics import fmean
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from ..data import trec
+from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
+from ..retrieval import anserini
+from ..retrieval.dense_search import read_documents
+from . import impact
+from .encoder import DOCUMENT, QUERY, Splade
+
+VECTORS, LUCENE = "vectors", "lucene"      # an index directory's parts
+
+
+def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
+                      batch_size: int) -> Iterator[tuple[int, impact.Impacts]]:
+    """(position in ``texts``, quantised SPLADE vector) for every text, encoded in batches of similar token
+    length and yielded batch by batch, so no more than one batch's |V|-wide vectors is ever held."""
+    lengths = [len(ids) for ids in encoder.tokenizer(texts, truncation=True, max_length=encoder.max_len[role])["input_ids"]]
+    order = np.argsort(lengths, kind="stable")
+    vocabulary = encoder.vocabulary()
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            chosen = order[start:start + batch_size]
+            weights = encoder.encode([texts[i] for i in chosen], role).float().cpu().numpy()
+            for row, index in enumerate(chosen):
+                yield int(index), impact.quantised(weights[row], vocabulary, factor)
+
+
+def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int, batch_size: int) -> list[impact.Impacts]:
+    """Each text's quantised SPLADE vector, in the texts' order (for query sets: they are held whole)."""
+    vectors: list[impact.Impacts] = [{} for _ in texts]
+    for index, impacts in quantised_batches(encoder, texts, role, factor, batch_size):
+        vectors[index] = impacts
+    return vectors
+
+
+def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, batch_size: int, threads: int) -> dict:
+    """The ``splade_index`` rule: the corpus's quantised vectors, written as they are encoded, and their Anserini
+    impact index in ``output`` (``vectors/``, ``lucene/``); returns the facts (sizes, mean pieces per document,
+    seconds) the log shows."""
+    started = time.monotonic()
+    ids, texts = read_documents(docs)
+    pieces: list[int] = []
+
+    def documents() -> Iterator[tuple[str, impact.Impacts]]:
+        for index, impacts in quantised_batches(encoder, texts, DOCUMENT, factor, batch_size):
+            pieces.append(len(impacts))
+            yield ids[index], impacts
+
+    output = Path(output)
+    written = impact.write_documents(output / VECTORS / "docs.jsonl", documents())
+    encoded = time.monotonic()
+    anserini.build_index(output / VECTORS, output / LUCENE, threads, len(ids), kind=anserini.IMPACT_INDEX)
+    return {**written, "mean_document_pieces": fmean(pieces),
+            "index_bytes": sum(f.stat().st_size for f in (output / LUCENE).rglob("*") if f.is_file()),
+            "encoding_seconds": round(encoded - started, 1), "indexing_seconds": round(time.monotonic() - encoded, 1)}
+
+
+def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int, depth: int, batch_size: int,
+                   threads: int, about: dict, run: str, metadata: str) -> dict:
+    """The ``splade_search`` rule: every query's top ``depth`` documents from the impact index as a TREC run with
+    its ir_metadata; returns R-FLOPS (Σ_j p_j(q)·p_j(d) over the searched queries and the indexed documents),
+    the mean pieces per query and the search time."""
+    topics = trec.read_topics(queries)
+    qids = sorted(topics)
+    encoded = quantised_vectors(encoder, [topics[q] for q in qids], QUERY, factor, batch_size)
+    vectors = {qid: impact.top_pieces(v) for qid, v in zip(qids, encoded)}
+    frequencies, documents = impact.document_frequencies(v for _, v in impact.read_documents(Path(index) / VECTORS / "docs.jsonl"))
+    tag = "-".join(str(about[key]) for key in ("backbone", "retriever", "fold", "seed") if key in about)
+    started = time.monotonic()
+    anserini.impact_search(Path(index) / LUCENE, {q: impact.query_text(v) for q, v in vectors.items() if v}, run,
+                           tag, depth, threads)            # a query with no piece left retrieves nothing
+    seconds = time.monotonic() - started
+    facts = {"queries": len(qids), "empty_queries": sum(not v for v in vectors.values()),
+             "queries_cut_to_max_pieces": sum(len(v) > impact.MAX_QUERY_PIECES for v in encoded), "documents": documents,
+             "depth": depth, "quantisation": factor,
+             "r_flops": impact.r_flops(vectors.values(), frequencies, documents),
+             "mean_query_pieces": fmean(len(v) for v in vectors.values())}
+    write_ir_metadata(metadata, ir_metadata(tag, {"retrieval": "SPLADE, impact index (Anserini -impact -pretokenized)",
+                                                  **facts, **about}, {"name": about["dataset"]}))
+    return {**facts, "search_seconds": round(seconds, 2)}
