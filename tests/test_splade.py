@@ -12,7 +12,7 @@ from peftir.data import trec
 from peftir.retrieval import anserini
 from peftir.sparse import impact, losses
 from peftir.sparse.splade_search import index_corpus, quantised_vectors, search_queries
-from peftir.sparse.encoder import DOCUMENT, QUERY, parameter_counts, splade_pooling, with_method
+from peftir.sparse.encoder import DOCUMENT, QUERY, offset_logits, parameter_counts, splade_pooling, with_method
 from peftir.training.train_splade import WEIGHTS, build_splade, load_splade, train_splade
 
 MAX_LEN = {QUERY: 12, DOCUMENT: 24}
@@ -159,15 +159,17 @@ def test_anserini_impact_search_scores_exactly_the_quantised_dot_product(tmp_pat
         assert searched[qid] == pytest.approx(exact[qid]) and len(exact[qid]) == 10
 
 
-def test_training_keeps_the_best_validated_state_and_saves_only_what_trains(tokenizer, english_relevance, tmp_path):
+@pytest.mark.parametrize("method", [ADAPTER, BI_ADAPTER], ids=["adapter", "bi_adapter"])
+def test_training_keeps_the_best_validated_state_and_saves_only_what_trains(tokenizer, english_relevance, tmp_path,
+                                                                           method):
     collection, bm25 = english_relevance
     backbone = tmp_path / "backbone"
     distilbert(dim=32, n_layers=2, n_heads=2, hidden_dim=64).save_pretrained(backbone)
     tokenizer.save_pretrained(backbone)
-    settings = {"q_max_len": 8, "d_max_len": 16, "batch_size": 2, "steps": 4, "negative_depth": 8,
+    settings = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "steps": 4, "negative_depth": 8,
                 "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.01,
                 "in_batch_negatives": True, "regularisation": {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 2}}
-    method = {**ADAPTER, "lr": 1e-2}
+    method = {**method, "lr": 1e-2}
     facts = train_splade(str(backbone), None, method, settings, collection, str(bm25), ["q1", "q2"], ["q1", "q2"],
                          1, 1, str(tmp_path / "trained"), str(tmp_path / "trained.json"))
     assert [point["step"] for point in facts["validation"]] == [2, 4]
@@ -211,3 +213,15 @@ def test_a_query_lucene_cannot_score_fails_the_search_instead_of_leaving_it_out(
                                    tmp_path / "run", "splade", 10, 1, log=log)
     assert not (tmp_path / "run").exists()
     assert len(impact.top_pieces(dict.fromkeys(vocabulary, 1))) == impact.MAX_QUERY_PIECES
+
+
+def test_a_logit_offset_lowers_every_logit_and_so_the_pieces_a_text_keeps(tokenizer):
+    encoder = tiny(tokenizer, {"name": "ft"}).eval()
+    text = ["a short text about cats"]
+    with torch.no_grad():
+        before = encoder.encode(text, DOCUMENT)
+        offset_logits(encoder.model, -1.0)
+        after = encoder.encode(text, DOCUMENT)
+    assert (after > 0).sum() < (before > 0).sum()
+    kept = after > 0
+    assert torch.allclose(torch.expm1(after[kept]), torch.expm1(before[kept]) - 1.0, atol=1e-5)

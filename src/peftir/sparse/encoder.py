@@ -76,6 +76,16 @@ def masked_lm(path: str, layers: int | None = None) -> tuple[PreTrainedModel, ob
     return AutoModelForMaskedLM.from_pretrained(path, config=config), AutoTokenizer.from_pretrained(path)
 
 
+def offset_logits(model: PreTrainedModel, offset: float) -> None:
+    """Add ``offset`` to every MLM logit (through the decoder bias). A pretrained BERT's head puts most logits well
+    below 0, so a SPLADE vector starts with hundreds of pieces; a head fitted briefly by cross-entropy (which does
+    not see the logits' level), as the embedded MiniLM's, is centred on 0 and its vectors start with nearly the
+    whole vocabulary, which a short schedule's FLOPS term cannot undo. Ours, named: 0 for a pretrained head."""
+    if offset:
+        with torch.no_grad():
+            model.get_output_embeddings().bias += offset
+
+
 def adapter_config(method: dict) -> DoubleSeqBnConfig:
     """Houlsby adapters (adapters 1.x's ``DoubleSeqBnConfig``, the old "houlsby") at the method's reduction
     factor, without those of the layers in ``leave_out``."""

@@ -101,7 +101,8 @@ def _matrix(vectors: list[Impacts], columns: dict[str, int]) -> sparse.csr_matri
     return sparse.csr_matrix((values, (rows, cols)), shape=(len(vectors), len(columns)), dtype=np.int64)
 
 
-def exact_run(queries: dict[str, Impacts], documents: list[tuple[str, Impacts]], depth: int) -> dict[str, dict[str, float]]:
+def exact_run(queries: dict[str, Impacts], documents: list[tuple[str, Impacts]],
+              depth: int) -> dict[str, dict[str, float]]:
     """Every query's top ``depth`` documents by the integer dot product of the quantised vectors (what Anserini's
     impact search computes), scores > 0 only, ties broken by document id as Anserini does."""
     pieces = sorted({piece for _, impacts in documents for piece in impacts})

@@ -63,5 +63,6 @@ def splade_loss(queries: Tensor, positives: Tensor, negatives: Tensor, step: int
         ranking = margin_mse(queries, positives, negatives, *teacher)
     warmup = regularisation["warmup_steps"]
     query_term = regulariser_weight(regularisation["lambda_q"], step, warmup) * l1(queries)
-    document_term = regulariser_weight(regularisation["lambda_d"], step, warmup) * (flops(positives) + flops(negatives)) / 2
+    documents = (flops(positives) + flops(negatives)) / 2
+    document_term = regulariser_weight(regularisation["lambda_d"], step, warmup) * documents
     return {"loss": ranking + query_term + document_term, "ranking": ranking, "l1": query_term, "flops": document_term}

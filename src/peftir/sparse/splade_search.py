@@ -33,8 +33,11 @@ VECTORS, LUCENE = "vectors", "lucene"      # an index directory's parts
 def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
                       batch_size: int) -> Iterator[tuple[int, impact.Impacts]]:
     """(position in ``texts``, quantised SPLADE vector) for every text, encoded in batches of similar token
-    length and yielded batch by batch, so no more than one batch's |V|-wide vectors is ever held."""
-    lengths = [len(ids) for ids in encoder.tokenizer(texts, truncation=True, max_length=encoder.max_len[role])["input_ids"]]
+    length and yielded batch by batch, so no more than one batch's |V|-wide vectors is ever held. The forward pass
+    holds the batch's logits, batch × length × |V| floats: 0.5 GB for 32 texts of 128 pieces (BERT's |V|), a few
+    times that at the peak of the pooling."""
+    tokenized = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_len[role])["input_ids"]
+    lengths = [len(ids) for ids in tokenized]
     order = np.argsort(lengths, kind="stable")
     vocabulary = encoder.vocabulary()
     with torch.no_grad():
@@ -45,7 +48,8 @@ def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
                 yield int(index), impact.quantised(weights[row], vocabulary, factor)
 
 
-def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int, batch_size: int) -> list[impact.Impacts]:
+def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int,
+                      batch_size: int) -> list[impact.Impacts]:
     """Each text's quantised SPLADE vector, in the texts' order (for query sets: they are held whole)."""
     vectors: list[impact.Impacts] = [{} for _ in texts]
     for index, impacts in quantised_batches(encoder, texts, role, factor, batch_size):
@@ -84,14 +88,16 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
     qids = sorted(topics)
     encoded = quantised_vectors(encoder, [topics[q] for q in qids], QUERY, factor, batch_size)
     vectors = {qid: impact.top_pieces(v) for qid, v in zip(qids, encoded)}
-    frequencies, documents = impact.document_frequencies(v for _, v in impact.read_documents(Path(index) / VECTORS / "docs.jsonl"))
+    indexed = impact.read_documents(Path(index) / VECTORS / "docs.jsonl")
+    frequencies, documents = impact.document_frequencies(vector for _, vector in indexed)
     tag = "-".join(str(about[key]) for key in ("backbone", "retriever", "fold", "seed") if key in about)
     started = time.monotonic()
     anserini.impact_search(Path(index) / LUCENE, {q: impact.query_text(v) for q, v in vectors.items() if v}, run,
                            tag, depth, threads)            # a query with no piece left retrieves nothing
     seconds = time.monotonic() - started
     facts = {"queries": len(qids), "empty_queries": sum(not v for v in vectors.values()),
-             "queries_cut_to_max_pieces": sum(len(v) > impact.MAX_QUERY_PIECES for v in encoded), "documents": documents,
+             "queries_cut_to_max_pieces": sum(len(v) > impact.MAX_QUERY_PIECES for v in encoded),
+             "documents": documents,
              "depth": depth, "quantisation": factor,
              "r_flops": impact.r_flops(vectors.values(), frequencies, documents),
              "mean_query_pieces": fmean(len(v) for v in vectors.values())}

@@ -21,7 +21,7 @@ from ..files import atomic_directory, write_json
 from ..methods.learned import learned_state, load_learned_state
 from ..rankers.inputs import Collection
 from ..rankers.pretrained import resolve
-from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, parameter_counts, with_method
+from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, parameter_counts, with_method
 from ..sparse.losses import splade_loss
 from .passage_groups import PassageGroups
 from .steps import train_updates
@@ -32,8 +32,10 @@ VALIDATION_METRIC = "RR@10"
 
 
 def build_splade(backbone: str, layers: int | None, method: dict, settings: dict) -> Splade:
-    """The untrained SPLADE encoder of ``method`` on the backbone (a masked LM: its MLM head is SPLADE's)."""
+    """The untrained SPLADE encoder of ``method`` on the backbone (a masked LM: its MLM head is SPLADE's, its
+    logits offset by ``settings['logit_offset']``)."""
     model, tokenizer = masked_lm(resolve(backbone), layers)
+    offset_logits(model, settings["logit_offset"])
     return with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]})
 
 
