@@ -29,9 +29,9 @@ from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 TAIL_LINES = 30
 # Anserini reports some failures on its output and still exits 0: SearchCollection's "Error: ... does
 # not appear to be a valid index.", IndexCollection's log4j ERROR lines for a document it could not
-# parse (then it indexes the rest), an exception in a search thread (the query is left out of the run). Any of
-# them fails the job, as does a non-zero exit status.
-# A search worker's exception (e.g. Lucene's TooManyClauses) is printed as a qualified class name at a line's start.
+# parse (then it indexes the rest), an exception in an indexing or search thread, printed as a qualified class
+# name at a line's start (Lucene's TooManyClauses: the query is left out of the run). Any of them fails the job,
+# as does a non-zero exit status.
 JAVA_ERROR = re.compile(r"^(Error|Exception in thread)|^\S+ \S+ (ERROR|FATAL) |^([a-z]\w*\.)+[A-Z][\w$]*(: |$)")
 INDEXED = re.compile(r"Total ([\d,]+) documents indexed")
 
