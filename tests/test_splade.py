@@ -40,7 +40,9 @@ def test_a_representation_is_the_max_of_log_saturated_logits_over_unmasked_token
     logits = torch.tensor([[[1.0, -2.0, 0.5], [3.0, 0.0, -1.0], [9.0, 9.0, 9.0]]])   # the third token is padding
     mask = torch.tensor([[1, 1, 0]])
     expected = torch.tensor([[np.log1p(3.0), 0.0, np.log1p(0.5)]], dtype=torch.float32)
-    assert torch.allclose(splade_pooling(logits, mask), expected)
+    trained = logits.clone().requires_grad_()
+    assert torch.allclose(splade_pooling(trained, mask), expected) and torch.equal(trained.detach(), logits)
+    assert torch.allclose(splade_pooling(logits.clone(), mask), expected)        # in place, without gradients
 
 
 @pytest.mark.parametrize("method, trainable, percent", [

@@ -33,8 +33,12 @@ SHARED = "splade"          # the mono-adapter's adapter set
 
 
 def splade_pooling(logits: Tensor, attention_mask: Tensor) -> Tensor:
-    """Eq. 5: each vocabulary entry's weight, the maximum over the unmasked tokens of log(1 + ReLU(logit))."""
-    return (torch.log1p(torch.relu(logits)) * attention_mask.unsqueeze(-1)).max(dim=1).values
+    """Eq. 5: each vocabulary entry's weight, the maximum over the unmasked tokens of log(1 + ReLU(logit)). Without
+    gradients (encoding a corpus) it works in place on the logits, the batch's only |V|-wide tensor then."""
+    mask = attention_mask.unsqueeze(-1)
+    if logits.requires_grad:
+        return (torch.log1p(torch.relu(logits)) * mask).max(dim=1).values
+    return logits.relu_().log1p_().mul_(mask).max(dim=1).values
 
 
 class Splade(nn.Module):
