@@ -29,7 +29,7 @@ from peftir.evaluation.metrics import evaluate_run
 from peftir.retrieval import anserini
 from peftir.sparse import impact
 from peftir.sparse.encoder import QUERY
-from peftir.sparse.splade_search import LUCENE, VECTORS, index_corpus, quantised_vectors, search_queries
+from peftir.sparse.splade_search import VECTORS, index_corpus, quantised_vectors, search_queries
 from peftir.training.train_splade import build_splade
 
 DATA = Path("results/data/vaswani")
@@ -86,7 +86,7 @@ def main() -> None:
                         "r_flops": round(searched["r_flops"], 2),
                         "encoding_seconds_per_10k": round(indexed["encoding_seconds"] * per10k, 1),
                         "indexing_seconds": indexed["indexing_seconds"],
-                        "index_bytes_per_10k": round(directory_bytes(WORK / LUCENE) * per10k),
+                        "index_bytes_per_10k": round(indexed["index_bytes"] * per10k),
                         "vectors_bytes_per_10k": round(directory_bytes(WORK / VECTORS) * per10k),
                         "search_seconds_93_queries": searched["search_seconds"],
                         "empty_queries": searched["empty_queries"],

@@ -7,6 +7,8 @@ positive first and ``n − 1`` hard negatives, and the other queries' passages a
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 import torch
 from torch import Tensor, nn
@@ -35,16 +37,20 @@ class DenseRetriever(nn.Module):
         return self.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state[:, 0]
 
 
-def encode_all(retriever: DenseRetriever, texts: list[str], role: str, batch_size: int) -> np.ndarray:
-    """Every text's vector, in order, without gradients; texts are batched by token length so a batch pads to
-    its own longest text, not the corpus's (vaswani's abstracts: 50 word pieces on average, 147 at the 99th
-    percentile)."""
-    lengths = [len(ids) for ids in retriever.tokenizer(texts, truncation=True, max_length=retriever.max_len[role])["input_ids"]]
+def length_batches(tokenizer, texts: list[str], max_length: int, batch_size: int) -> Iterator[np.ndarray]:
+    """The texts' positions in batches of similar token length, so a batch pads to its own longest text, not the
+    corpus's (vaswani's abstracts: 50 word pieces on average, 147 at the 99th percentile)."""
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
     order = np.argsort(lengths, kind="stable")
+    for start in range(0, len(texts), batch_size):
+        yield order[start:start + batch_size]
+
+
+def encode_all(retriever: DenseRetriever, texts: list[str], role: str, batch_size: int) -> np.ndarray:
+    """Every text's vector, in order, without gradients, encoded in ``length_batches``."""
     vectors = np.empty((len(texts), retriever.encoder.config.hidden_size), dtype=np.float32)
     with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            chosen = order[start:start + batch_size]
+        for chosen in length_batches(retriever.tokenizer, texts, retriever.max_len[role], batch_size):
             vectors[chosen] = retriever.encode([texts[i] for i in chosen], role).float().cpu().numpy()
     return vectors
 

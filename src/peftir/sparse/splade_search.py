@@ -17,12 +17,12 @@ from pathlib import Path
 from statistics import fmean
 from typing import Iterator
 
-import numpy as np
 import torch
 
 from ..data import trec
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..retrieval import anserini
+from ..retrieval.dense_retriever import length_batches
 from ..retrieval.dense_search import read_documents
 from . import impact
 from .encoder import DOCUMENT, QUERY, Splade
@@ -34,15 +34,11 @@ def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
                       batch_size: int) -> Iterator[tuple[int, impact.Impacts]]:
     """(position in ``texts``, quantised SPLADE vector) for every text, encoded in batches of similar token
     length and yielded batch by batch, so no more than one batch's |V|-wide vectors is ever held. The forward pass
-    holds the batch's logits, batch × length × |V| floats: 0.5 GB for 32 texts of 128 pieces (BERT's |V|), a few
-    times that at the peak of the pooling."""
-    tokenized = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_len[role])["input_ids"]
-    lengths = [len(ids) for ids in tokenized]
-    order = np.argsort(lengths, kind="stable")
+    holds the batch's logits, batch × length × |V| floats (0.5 GB for 32 texts of 128 pieces at BERT's |V|),
+    which the pooling then works on in place."""
     vocabulary = encoder.vocabulary()
     with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            chosen = order[start:start + batch_size]
+        for chosen in length_batches(encoder.tokenizer, texts, encoder.max_len[role], batch_size):
             weights = encoder.encode([texts[i] for i in chosen], role).float().cpu().numpy()
             for row, index in enumerate(chosen):
                 yield int(index), impact.quantised(weights[row], vocabulary, factor)
