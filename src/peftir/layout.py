@@ -350,6 +350,11 @@ def dense_report_layout(config: Config, paper: str, name: str) -> dict:
             "folds": [str(fold) for fold in _dense(config)["folds"]], "seeds": list(_dense(config)["seeds"])}
 
 
+def dense_cell(row: Mapping[str, Any], column: Mapping[str, Any]) -> dict:
+    """A dense table cell's settings: its row's, with its column's (but the label) on top."""
+    return {**row, **{key: value for key, value in column.items() if key != "label"}}
+
+
 # --- metrics -----------------------------------------------------------------------------------
 # ir_measures' own names; computed by the first of these providers that supports the measure, so a
 # number never depends on which optional providers a machine happens to have.

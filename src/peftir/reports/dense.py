@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from ..evaluation.stats import star
-from ..layout import PATHS, artefact
+from ..layout import PATHS, artefact, dense_cell
 from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, format_count, json_p,
                     run_cell)
 from .tables import latex_escape, render_latex, write_table
@@ -43,7 +43,7 @@ def note(layout: dict) -> str:
 
 def cell_settings(layout: dict) -> list[tuple[int, dict, int, dict, dict]]:
     """(row index, row, column index, column, the cell's settings) in print order: the column's win."""
-    return [(i, row, j, column, {**row, **{k: v for k, v in column.items() if k != "label"}})
+    return [(i, row, j, column, dense_cell(row, column))
             for i, row in enumerate(layout["rows"]) for j, column in enumerate(layout["columns"])]
 
 

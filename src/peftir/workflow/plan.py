@@ -9,8 +9,9 @@ from typing import Any, Mapping
 
 from ..data.folds import fold_ids
 from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, artefact,
-                      collection_languages, composed_languages, dataset_training, dense_report_layout, first_stage,
-                      kept, pair_languages, pretrained_run, ranking_key, ranking_of, row_methods, train_pairs)
+                      collection_languages, composed_languages, dataset_training, dense_cell, dense_report_layout,
+                      first_stage, kept, pair_languages, pretrained_run, ranking_key, ranking_of, row_methods,
+                      train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -328,8 +329,7 @@ def dense_cell_runs(config: Config, row: Mapping[str, Any]) -> list[str]:
 def dense_cells(config: Config, paper: str, name: str) -> list[dict]:
     """Each cell of a dense table as the row's and column's settings merged (the column's win), in print order."""
     layout = dense_report_layout(config, paper, name)
-    return [{**row, **{key: value for key, value in column.items() if key != "label"}}
-            for row in layout["rows"] for column in layout["columns"]]
+    return [dense_cell(row, column) for row in layout["rows"] for column in layout["columns"]]
 
 
 def dense_report_runs(config: Config, paper: str, name: str) -> dict[str, list[str]]:
@@ -337,6 +337,6 @@ def dense_report_runs(config: Config, paper: str, name: str) -> dict[str, list[s
     retrievers' summaries (their trainable parameters)."""
     cells = dense_cells(config, paper, name)
     metrics = list(dict.fromkeys(path for cell in cells for path in dense_cell_runs(config, cell)))
-    summaries = [PATHS.retriever_summary.format(**artefact(path)[1]) for path in metrics
-                 if artefact(path)[0] == "dense_metrics"]
+    summaries = [PATHS.retriever_summary.format(**wildcards) for kind, wildcards in map(artefact, metrics)
+                 if kind == "dense_metrics"]
     return {"metrics": metrics, "summaries": summaries}
