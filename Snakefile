@@ -5,6 +5,7 @@
 #   snakemake --cores all --configfile config.yaml config/paper.yaml
 #   snakemake --profile slurm results/tables/table5.tex   # on a SLURM cluster (slurm/config.yaml)
 #   snakemake --cores all all_dense_tables         # the dense retrieval papers' tables (DPTDR, Condenser)
+#   snakemake --cores all all_splade_tables        # the Adapters-SPLADE paper's tables
 #   snakemake --cores all all_crates           # a Workflow Run RO-Crate of every table and figure
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
@@ -16,6 +17,9 @@
 # Dense retrieval: pretraining_mlm_head → pretrain (Condenser, coCondenser, RIP) → train_retriever (FT, DPT)
 #      → dense_index (faiss) → dense_search → mine_negatives (UNM) → train_retriever (round 2) … → evaluate_dense
 #      → dense_table
+# SPLADE with adapters: (pretraining_mlm_head | pretrain →) train_splade (FT, adapter, bi-adapter) → splade_index
+#      (Anserini impact) → splade_search → evaluate_splade (R-FLOPS among the metrics) → splade_table;
+#      train_splade_reranker → splade_rerank (a SPLADE run's top documents) → evaluate_splade_reranked
 #
 # Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
 # paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
@@ -40,6 +44,7 @@ localrules:
     all,
     all_tables,
     all_dense_tables,
+    all_splade_tables,
     download,
     folds,
     triples,
@@ -57,6 +62,10 @@ localrules:
     evaluate_dense_untrained,
     evaluate_dense_bm25,
     dense_table,
+    evaluate_splade,
+    evaluate_splade_bm25,
+    evaluate_splade_reranked,
+    splade_table,
 
 
 include: "workflow/rules/data.smk"
@@ -87,6 +96,12 @@ if config.get("dense_retrieval"):
     include: "workflow/rules/dense_tables.smk"
 
 
+# SPLADE retrievers with adapters (Pal et al.), when the config has their section.
+if config.get("sparse_retrieval"):
+
+    include: "workflow/rules/sparse.smk"
+
+
 rule all:
     input:
         expand(PATHS.table_tex, table=["table5"] if "table5" in TABLES else TABLES),
@@ -100,11 +115,17 @@ rule all_tables:
         expand(PATHS.clir_table_tex, table=CLIR_TABLES),
         expand(PATHS.clir_figure_pdf, figure=CLIR_FIGURES),
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
+        expand(PATHS.splade_table_tex, table=SPLADE_TABLES),
 
 
 rule all_dense_tables:
     input:
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
+
+
+rule all_splade_tables:
+    input:
+        expand(PATHS.splade_table_tex, table=SPLADE_TABLES),
 
 
 rule all_crates:

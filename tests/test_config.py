@@ -106,7 +106,7 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["msmarco-doc"].pop("splits"), "config key datasets.msmarco-doc: missing key(s) splits"),
     # training triples, validation samples, precision
     (lambda c: c["datasets"]["vaswani"].update(train_pairs={"source": "docpairs"}),
-     "config key datasets.vaswani.train_pairs.source = 'docpairs': needs pre-assigned splits"),
+     "config key datasets.vaswani.train_pairs.source = 'docpairs': needs a pre-assigned training split"),
     (lambda c: c["datasets"]["msmarco-doc"].update(train_pairs={"source": "docpairs"}),
      "config key datasets.msmarco-doc.train_pairs.source = 'docpairs': msmarco-document/train has no triples"),
     (lambda c: c["datasets"]["msmarco-doc"].update(train_pairs={"source": "doctriples"}),

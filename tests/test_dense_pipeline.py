@@ -97,7 +97,7 @@ def test_the_corpus_is_encoded_once_and_every_query_searched(english_relevance, 
 
 
 # --- the tables -----------------------------------------------------------------------------------------------
-LAYOUT = {"name": "dptdr/table3", "caption": "A test table.", "baseline": "FT", "folds": ["1", "2"], "seeds": [1],
+LAYOUT = {"name": "dptdr/table3", "caption": "A test table.", "baseline": "FT", "folds": {"toy": ["1", "2"]}, "seeds": [1],
           "columns": [{"label": "MRR@10", "metric": "RR@10"}, {"label": "R@1000", "metric": "R@1000"}],
           "rows": [{"label": "BM25", "reference": "bm25", "dataset": "toy"},
                    {"label": "FT", "dataset": "toy", "backbone": "b", "retriever": "ft", "negatives": "bm25"},
@@ -151,7 +151,7 @@ def test_a_dense_table_refuses_a_missing_run_or_a_file_it_does_not_show(table_fi
     metrics, summaries = table_files
     with pytest.raises(ValueError, match="the table needs"):
         dense.dense_cells(LAYOUT, metrics[:-1], summaries)
-    with pytest.raises(ValueError, match="not a dense retriever's"):
+    with pytest.raises(ValueError, match="not a trained retriever's"):
         dense.dense_cells(LAYOUT, metrics + ["results/metrics/toy/x.json"], summaries)
 
 

@@ -14,7 +14,8 @@ RUN = {"dataset": "vaswani", "ranker": "colbert", "method": "lora", "fold": "2",
 WILDCARDS = {**RUN, "epochs": "4", "table": "table5", "figure": "figure4", "reference": "backbone",
              "report": "table5", "package": "manpages-de", "language": "de", "kind": "sftm", "pair": "en-de",
              "prerank": "dense", "system": "ra_doc_noinv", "ranking": "adapter-rf16", "pretrained": "condenser",
-             "backbone": "minilm", "retriever": "dpt", "negatives": "mined", "paper": "dptdr"}       # every wildcard
+             "backbone": "minilm", "retriever": "dpt", "negatives": "mined", "paper": "dptdr", "target": "dl19",
+             "splade": "bi_adapter", "reranker": "tct_adapter"}                                   # every wildcard
 
 
 @pytest.mark.parametrize("kind", list(layout.Paths.__dataclass_fields__))

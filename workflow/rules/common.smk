@@ -3,7 +3,9 @@
 # peftir.workflow.plan (which files a job reads, what it asks for).
 import os
 
-from peftir.layout import CLIR_RUN, PARAMS, PATHS, RETRIEVER, RUN, FIRST_STAGE, UNTRAINED, pair_languages
+from peftir.layout import CLIR_RUN, PARAMS, PATHS, RETRIEVER, RUN, FIRST_STAGE, SPLADE, SPLADE_TARGET, UNTRAINED
+from peftir.layout import RERANKED, RERANKER
+from peftir.layout import pair_languages
 from peftir.layout import wildcard_constraints as layout_constraints
 from peftir.provenance.code_version import code_version
 from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV
@@ -28,6 +30,7 @@ FIGURES = plan.reports(config, "figures")
 CLIR_TABLES = plan.clir_reports(config, "tables")
 CLIR_FIGURES = plan.clir_reports(config, "figures")
 DENSE_TABLES = [tuple(name.split("/")) for name in plan.dense_report_names(config)]
+SPLADE_TABLES = plan.splade_report_names(config)
 config["_report"] = LandingPage(workflow.basedir, CONFIGFILES or ["config.yaml"], TABLES, config)
 
 

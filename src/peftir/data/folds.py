@@ -88,7 +88,7 @@ def _assign(name: str, spec: Mapping[str, Any], qids: list[str]) -> dict[str, An
         folds = {str(i): _query_ids(irds_id) for i, irds_id in enumerate(config["irds"], start=1)}
         return {"dataset": name, "scheme": scheme, "folds": folds, "source": list(config["irds"])}
     if scheme == "presplit":
-        splits = {split: _query_ids(spec["splits"][split]) for split in SPLITS}
+        splits = {split: _query_ids(spec["splits"][split]) for split in SPLITS if split in spec["splits"]}
         return {"dataset": name, "scheme": scheme, "splits": splits, "source": dict(spec["splits"])}
     raise ValueError(f"{name}: unknown folds scheme {scheme!r}")
 
@@ -120,8 +120,8 @@ def validate(doc: Mapping[str, Any], qids: list[str]) -> None:
     if unknown:
         raise ValueError(f"{doc['dataset']}: {len(unknown)} fold query ids not in the dataset: {unknown[:20]}")
     if "splits" in doc:
-        if set(groups) != set(SPLITS):
-            raise ValueError(f"{doc['dataset']}: splits must be {SPLITS}, got {sorted(groups)}")
+        if "test" not in groups or not set(groups) <= set(SPLITS):
+            raise ValueError(f"{doc['dataset']}: splits must be test and any of train, valid; got {sorted(groups)}")
     elif set(groups) != {str(i) for i in range(1, len(groups) + 1)} or len(groups) < 3:
         raise ValueError(f"{doc['dataset']}: folds must be numbered 1..n with n >= 3, got {sorted(groups)}")
 
@@ -129,7 +129,7 @@ def validate(doc: Mapping[str, Any], qids: list[str]) -> None:
 def rotation(doc: Mapping[str, Any], k: str | int) -> dict[str, list[str]]:
     """Train/valid/test query ids for fold ``k``: test k, valid k-1 (1 -> n), train the rest."""
     if "splits" in doc:
-        return {split: list(doc["splits"][split]) for split in SPLITS}
+        return {split: list(doc["splits"].get(split, [])) for split in SPLITS}   # a test-only collection: no train
     n = len(doc["folds"])
     test = int(k)
     if not 1 <= test <= n:

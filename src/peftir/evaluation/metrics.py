@@ -59,7 +59,13 @@ def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, fo
     """Summary (``metric_summary``) of a run file on the test queries of ``fold``, with the evaluated queries the
     run has no document for (they score 0, and are reported); ``depth`` cuts the run first
     (BM25 as a reference row, at the depth the rerankers see). What the evaluate rule writes and the audit redoes."""
-    test = folds.rotation(folds.read_folds(folds_path), fold)["test"]
+    return evaluate_queries(run_path, qrels_path, folds.rotation(folds.read_folds(folds_path), fold)["test"], metrics,
+                            depth)
+
+
+def evaluate_queries(run_path: str | os.PathLike, qrels_path: str | os.PathLike, test: list[str], metrics: list[str],
+                     depth: int | None = None) -> dict:
+    """``evaluate_fold`` on the given test queries."""
     run = read_run(run_path, test, depth)
     qrels = read_qrels(qrels_path)
     summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)

@@ -38,6 +38,7 @@ from ..evaluation.metrics import evaluate_fold, read_metrics
 from ..reports import clir, dense
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
+from ..sparse.evaluation import evaluate_splade_run
 from ..workflow import plan
 from ..workflow.config import ConfigError, load_config
 from . import records
@@ -52,13 +53,17 @@ MADE_FROM = {"metrics": ("run",), "reference_metrics": tuple(layout.REFERENCES.v
              "dense_metrics": ("dense_run",), "dense_run": ("dense_index",), "dense_index": ("retriever_model",),
              "untrained_metrics": ("untrained_run",), "untrained_run": ("untrained_index",),
              "dense_bm25_metrics": ("bm25_run",), "retriever_model": ("pretrained", "mined_negatives"),
-             "mined_negatives": ("dense_run",)}
+             "mined_negatives": ("dense_run",), "splade_metrics": ("splade_run",), "splade_run": ("splade_index",),
+             "splade_index": ("splade_model",), "splade_bm25_metrics": ("bm25_run",),
+             "splade_model": ("pretrained", "pretraining_mlm_backbone"), "reranked_metrics": ("reranked_run",),
+             "reranked_run": ("reranker_model",)}
 # what a trace names as a run's trained origin
-TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model")
+TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model", "splade_model", "reranker_model")
 METRIC_PARAMS = ("metrics", "clir_metric", "dense_metrics")     # the param an evaluation job's metric names are in
+SPLADE_EVALUATION = "splade_evaluation"     # ... or its metrics and scope (``peftir.sparse.evaluation``)
 # The report kinds ``audit`` accepts, and what each is made of.
 REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point",
-           "dense_table_tex": "cell"}
+           "dense_table_tex": "cell", "splade_table_tex": "cell"}
 
 
 class AuditFailure(Exception):
@@ -148,9 +153,15 @@ class Auditor:
         record = self.verify(metrics_file)
         stored = read_metrics(metrics_file)
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
-        metrics = next(record["params"][name] for name in METRIC_PARAMS if name in record["params"])
-        summary = evaluate_fold(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
-                                metrics, record["params"].get("depth"))
+        if SPLADE_EVALUATION in record["params"]:
+            spec = record["params"][SPLADE_EVALUATION]
+            summary = evaluate_splade_run(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
+                                          inputs.get("flops"), spec)
+            metrics = summary["metrics"]
+        else:
+            metrics = next(record["params"][name] for name in METRIC_PARAMS if name in record["params"])
+            summary = evaluate_fold(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
+                                    metrics, record["params"].get("depth"))
         per_query = summary["per_query"]
         for metric in metrics:
             if not _close(summary["mean"][metric], stored["mean"][metric]):
@@ -295,6 +306,8 @@ def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str
     if (layout.artefact(report) or ("",))[0] == "dense_table_tex":
         paper = record["wildcards"]["paper"]
         return plan.dense_report_runs(config, paper, name), f"dense_retrieval.folds, seeds, tables.{paper}.{name}"
+    if (layout.artefact(report) or ("",))[0] == "splade_table_tex":
+        return plan.splade_report_runs(config, name), f"sparse_retrieval.folds, seeds, tables.{name}"
     if (layout.artefact(report) or ("",))[0].startswith("clir_"):
         return plan.clir_report_runs(config, kind, name), f"modular_clir.ranking.seeds, {kind}.{name}'s pairs, systems"
     found = {"metrics": plan.report_runs(config, kind, name, layout.PATHS.metrics),
@@ -508,13 +521,13 @@ def clir_figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: lis
 
 def dense_table_cells(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None,
                       say: Callable[[str], None]) -> list[dict] | None:
-    """Check every printed number of a dense retrieval table (or the ``cells`` asked for): the LaTeX is the
+    """Check every printed number of a dense or SPLADE retrieval table (or the ``cells`` asked for): the LaTeX is the
     rendering of its JSON twin, each measured cell its runs' mean, each star the paired test against the
     baseline row's cell in its column (checked too), and each cell, copied ones included, the one its recorded
     inputs and layout give."""
     json_path = next(iter(record["outputs"]["json"]))
     frame = read_table(json_path)
-    spec = record["params"]["dense_table"]
+    spec = record["params"]["dense_table" if "dense_table" in record["params"] else "splade_table"]
     if dense.render_dense_latex(frame, spec) != Path(table_path).read_text():
         auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
     every = frame.to_dict(orient="records")
@@ -536,7 +549,8 @@ def dense_table_cells(auditor: Auditor, table_path: str, record: dict, cells: li
 
 
 CHECKS = {"table_tex": table_cells, "figure_pdf": figure_bars, "clir_table_tex": clir_table_cells,
-          "clir_figure_pdf": clir_figure_points, "dense_table_tex": dense_table_cells}
+          "clir_figure_pdf": clir_figure_points, "dense_table_tex": dense_table_cells,
+          "splade_table_tex": dense_table_cells}
 
 
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,

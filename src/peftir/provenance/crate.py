@@ -47,8 +47,10 @@ PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
 SNAKEMAKE = "https://snakemake.github.io"
 LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
 WEIGHTS = ("weights", "first_stage_weights", "clir_backbone", "clir_mlm_backbone", "language_module",
-           "ranking_module", "pretraining_mlm_backbone", "pretrained", "retriever_model")
-DENSE_INDEXES = ("dense_index", "untrained_index")   # a corpus's vectors: as large as weights, made from them
+           "ranking_module", "pretraining_mlm_backbone", "pretrained", "retriever_model", "splade_model",
+           "reranker_model")
+# a corpus's vectors (faiss; SPLADE's impact index): as large as weights, made from them
+DENSE_INDEXES = ("dense_index", "untrained_index", "splade_index")
 COLLECTION = ("docs", "docs_lookup", "index", "clir_package", "clir_corpus", "clir_heldout", "clir_docs",
               "clir_index", "clir_dense_index")
 STEP_ORDER = ("download", "folds", "triples", "index", "bm25", "zero_shot", "train_first_stage", "train",
@@ -117,8 +119,8 @@ def left_out(path: str, record: dict, with_weights: bool, collections: bool) -> 
     if kind in WEIGHTS and not with_weights:
         return "model weights: referenced by hash; `peftir crate --with-weights` includes them"
     if kind in DENSE_INDEXES and not with_weights:
-        return ("a corpus's dense vectors (faiss), made from the retriever's weights: referenced by hash; "
-                "`peftir crate --with-weights` includes them")
+        return ("a corpus's vectors (faiss, or SPLADE's impact index), made from the retriever's weights: "
+                "referenced by hash; `peftir crate --with-weights` includes them")
     if kind in COLLECTION:
         licensed = _licensed(record)
         if licensed:

@@ -1,13 +1,17 @@
-"""The dense retrieval papers' tables (DPTDR, Condenser): rows of retrievers, columns of metrics or settings.
+"""The first-stage retrieval papers' tables (DPTDR, Condenser; Adapters-SPLADE): rows of retrievers, columns of
+metrics or settings.
 
 A table's config names rows and columns; each cell is the row's settings with the column's on top (a dataset,
 a backbone, a retriever method, the negatives, a metric), so one layout serves the papers' tables: FT vs DPT
 with and without RIP and UNM, prompt lengths, reparametrisation, the UNM ablation, backbones, the low-data
-columns of Condenser's Table 5 (a method per training-query budget). A trained retriever's cell is the mean of
-its runs (folds × seeds) as in the other papers' tables (``peftir.reports.cells``); BM25's and an untrained
-backbone's are means over the folds. Neither paper tests significance; we mark a trained retriever that differs
-from the table's baseline row by a paired two-sided t-test over (fold, seed, query) (* p ≤ 0.05), and say so in
-the caption. A row copied from a paper (``reported``) is printed with a dagger and its source, never as ours.
+columns of Condenser's Table 5 (a method per training-query budget), SPLADE's methods and backbones. A trained
+retriever's cell is the mean of its runs (folds × seeds) as in the other papers' tables (``peftir.reports.cells``);
+BM25's and an untrained backbone's are means over the folds. A SPLADE cell may search another collection than it
+trained on (``target``: TREC DL, BEIR), and its R-FLOPS is a metric like the others (``peftir.sparse.evaluation``).
+The dense papers test nothing, and Adapters-SPLADE names a t-test without saying paired; we mark a trained
+retriever that differs from the table's baseline row by a paired two-sided t-test over (fold, seed, query)
+(* p ≤ 0.05), and say so in the caption. A row copied from a paper (``reported``) is printed with a dagger and its
+source, never as ours.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from ..evaluation.stats import star
-from ..layout import PATHS, artefact, dense_cell
+from ..layout import PATHS, R_FLOPS, artefact, dense_cell, searched
 from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, format_count, json_p,
                     run_cell)
 from .tables import latex_escape, render_latex, write_table
@@ -26,7 +30,8 @@ from .tables import latex_escape, render_latex, write_table
 REPORTED_ROW = "reported"
 ROW_TITLE = "Retriever"
 TTEST = ("paired two-sided t-test (scipy.stats.ttest_rel) of the cell's per-query values against the baseline "
-         "row's, paired by fold, seed and query; * p <= 0.05 (ours: the papers test nothing)")
+         "row's, paired by fold, seed and query; * p <= 0.05 (ours: the dense papers test nothing; Adapters-SPLADE's "
+         "t-test is not said to be paired)")
 DAGGER = "†"
 
 
@@ -35,7 +40,7 @@ def note(layout: dict) -> str:
     parts = []
     if layout["baseline"]:
         parts.append(rf"$^{{*}}p \le 0.05$, paired two-sided t-test of per-query values against "
-                     f"{latex_escape(layout['baseline'])} (ours; the papers test nothing)")
+                     f"{latex_escape(layout['baseline'])} (ours, not the papers')")
     if any(row.get("reported") for row in layout["rows"]):
         parts.append(r"$^{\dagger}$ copied from the paper named in the JSON twin, not reproduced here")
     return "; ".join(parts) or "means over folds and seeds"
@@ -47,44 +52,67 @@ def cell_settings(layout: dict) -> list[tuple[int, dict, int, dict, dict]]:
             for i, row in enumerate(layout["rows"]) for j, column in enumerate(layout["columns"])]
 
 
-def _retriever_key(cell: dict) -> tuple[str, str, str, str]:
+def _retriever_key(cell: dict) -> tuple:
+    """A trained retriever's runs by what names them: a SPLADE retriever's and a reranker's by the collection they
+    searched too."""
+    if "reranker" in cell:
+        return "rerank", searched(cell), cell["dataset"], cell["reranker"]
+    if "splade" in cell:
+        return "splade", searched(cell), cell["dataset"], cell["backbone"], cell["splade"]
     return cell["dataset"], cell["backbone"], cell["retriever"], cell["negatives"]
 
 
+# a run's training summary, by the kind of its metrics file
+SUMMARIES = {"dense_metrics": "retriever_summary", "splade_metrics": "splade_summary",
+             "reranked_metrics": "reranker_summary"}
+TRAINED_AS = ("splade", "retriever", "reranker")       # the wildcard naming a trained run's method
+
+
+def _trained(path: str) -> tuple[int, float | None]:
+    """A training summary's trainable parameters and, where it says, their share of the model (SPLADE's)."""
+    with open(path) as handle:
+        summary = json.load(handle)
+    return int(summary["trainable_parameters"]), summary.get("percent_trainable")
+
+
 def index_files(layout: dict, metrics: list[str], summaries: list[str]) -> tuple[dict, dict, dict]:
-    """The given files by what they are: retriever runs by (dataset, backbone, retriever, negatives), BM25's and
-    untrained backbones' per-fold files; a file of another kind, or a run without its summary, is a ValueError."""
+    """The given files by what they are: trained retrievers' runs by ``_retriever_key``, BM25's and untrained
+    backbones' per-fold files; a file of another kind, or a run without its summary, is a ValueError."""
     runs: dict[tuple, list[RunRecord]] = {}
     references: dict[tuple, list[str]] = {}
     counts = {}
     for path in summaries:
         kind, wildcards = artefact(path) or ("", {})
-        if kind != "retriever_summary":
+        if kind not in SUMMARIES.values():
             raise ValueError(f"{path}: not a retriever's training summary")
-        with open(path) as handle:
-            counts[path] = int(json.load(handle)["trainable_parameters"])
+        counts[path] = _trained(path)
     for path in metrics:
         kind, wildcards = artefact(path) or ("", {})
-        if kind == "dense_metrics":
-            summary = PATHS.retriever_summary.format(**wildcards)
+        if kind in SUMMARIES:
+            summary = getattr(PATHS, SUMMARIES[kind]).format(**wildcards)
             if summary not in counts:
                 raise ValueError(f"{path}: its retriever's summary {summary} is not among the inputs")
-            key = (wildcards["dataset"], wildcards["backbone"], wildcards["retriever"], wildcards["negatives"])
-            runs.setdefault(key, []).append(RunRecord(dataset=key[0], ranker=key[1], method=key[2],
-                                                      fold=wildcards["fold"], seed=int(wildcards["seed"]),
-                                                      metrics_file=path, trainable_parameters=counts[summary]))
+            key = _retriever_key(wildcards)
+            method = next(wildcards[name] for name in TRAINED_AS if name in wildcards)
+            runs.setdefault(key, []).append(RunRecord(
+                dataset=wildcards["dataset"], ranker=wildcards.get("backbone", ""), method=method,
+                fold=wildcards["fold"], seed=int(wildcards["seed"]), metrics_file=path,
+                trainable_parameters=counts[summary][0]))
+            counts[path] = counts[summary]
         elif kind == "dense_bm25_metrics":
             references.setdefault((wildcards["dataset"], "bm25"), []).append(path)
+        elif kind == "splade_bm25_metrics":
+            references.setdefault((wildcards["target"], "bm25"), []).append(path)
         elif kind == "untrained_metrics":
             references.setdefault((wildcards["dataset"], "untrained", wildcards["backbone"]), []).append(path)
         else:
-            raise ValueError(f"{path}: not a dense retriever's, BM25's or an untrained backbone's metrics file")
+            raise ValueError(f"{path}: not a trained retriever's, BM25's or an untrained backbone's metrics file")
     return runs, references, counts
 
 
 def _runs_of(layout: dict, runs: dict, cell: dict) -> list[RunRecord]:
     found = sorted(runs.get(_retriever_key(cell), []), key=lambda r: (r.seed, r.fold))
-    expected = {(fold, seed) for fold in layout["folds"] for seed in layout["seeds"]}
+    expected = {(fold, seed) for fold in layout["folds"][cell["dataset"]] for seed in layout["seeds"]}
     if {(r.fold, r.seed) for r in found} != expected:
         raise ValueError(f"{layout['name']}: retriever {_retriever_key(cell)} has runs "
                          f"{sorted((r.fold, r.seed) for r in found)}, the table needs (fold, seed) {sorted(expected)}")
@@ -92,13 +120,23 @@ def _runs_of(layout: dict, runs: dict, cell: dict) -> list[RunRecord]:
 
 
 def _reference_key(cell: dict) -> tuple:
-    return (cell["dataset"], "bm25") if cell["reference"] == "bm25" else (cell["dataset"], "untrained", cell["backbone"])
+    if cell["reference"] == "bm25":
+        return searched(cell), "bm25"
+    return cell["dataset"], "untrained", cell["backbone"]
 
 
-def _where(row_index: int, row: dict, column: dict, metric: str, kind: str, count: int | None) -> dict:
+def _printed_count(count: int | None, percent: float | None) -> str:
+    """The parameters column: the paper's count (``format_count``), with the trainable share where known."""
+    if count is None:
+        return "-"
+    return format_count(count) + ("" if percent is None else f" ({percent:.2f}%)")
+
+
+def _where(row_index: int, row: dict, column: dict, metric: str, kind: str, count: int | None,
+           percent: float | None = None) -> dict:
     return {"cell": f"{row['label']} | {column['label']}", "row_kind": kind, "group": "", "ranker": "",
             "row": str(row_index), "label": row["label"] + (DAGGER if kind == REPORTED_ROW else ""),
-            "trainable_parameters": count, "printed_parameters": "-" if count is None else format_count(count),
+            "trainable_parameters": count, "printed_parameters": _printed_count(count, percent),
             "dataset": column["label"], "dataset_label": column["label"], "metric": metric,
             "source": (row.get("reported") or {}).get("source")}
 
@@ -108,6 +146,12 @@ def _reported(row: dict, column_index: int) -> dict:
     return {"method": None, "value": value, "printed": "-" if value is None else f"{value:g}", "stars": "",
             "p_value": None, "rounding": "as printed in the source", "per_seed": None, "runs": None, "ttest": None,
             "candidates": None}
+
+
+def _not_measured(system: str) -> dict:
+    return {"method": system, "value": None, "printed": "-", "stars": "", "p_value": None,
+            "rounding": "not measured: R-FLOPS is a learned sparse vector's", "per_seed": None, "runs": None,
+            "ttest": None, "candidates": None}
 
 
 def paired_values(cell: dict, baseline: dict) -> tuple[list[float], list[float]]:
@@ -138,18 +182,20 @@ def test_against(cell: dict, baseline: dict) -> None:
 
 def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[dict]:
     """Every printed number of a dense table in print order (row by row, column by column)."""
-    runs, references, _ = index_files(layout, metrics, summaries)
+    runs, references, counts = index_files(layout, metrics, summaries)
     files, cells = MetricFiles(), []
     for i, row, j, column, settings in cell_settings(layout):
         metric = settings["metric"]
         if settings.get("reported"):
             cell = _reported(row, j) | _where(i, row, column, metric, REPORTED_ROW, None)
+        elif settings.get("reference") and metric == R_FLOPS:
+            cell = _not_measured(settings["reference"]) | _where(i, row, column, metric, REFERENCE_ROW, None)
         elif settings.get("reference"):
             key = _reference_key(settings)
             paths = sorted(references.get(key, []))
-            if len(paths) != len(layout["folds"]):
+            if len(paths) != len(layout["folds"][key[0]]):
                 raise ValueError(f"{layout['name']}: reference {key} has {len(paths)} metrics files, one per fold "
-                                 f"{layout['folds']} expected")
+                                 f"{layout['folds'][key[0]]} expected")
             cell = (_reference_cell(settings["reference"], {column["label"]: paths}, column["label"], metric, files)
                     | _where(i, row, column, metric, REFERENCE_ROW, None))
             for run, path in zip(cell["runs"], paths):
@@ -157,7 +203,7 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[
         else:
             records = _runs_of(layout, runs, settings)
             cell = run_cell(records, metric, files) | _where(i, row, column, metric, METHOD_ROW,
-                                                              records[0].trainable_parameters)
+                                                              *counts[records[0].metrics_file])
         cells.append(cell)
     if layout["baseline"]:
         columns = len(layout["columns"])

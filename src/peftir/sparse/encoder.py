@@ -28,7 +28,7 @@ from torch import Tensor, nn
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
 QUERY, DOCUMENT = "query", "document"
-METHODS = ("ft", "adapter", "bi_adapter")
+METHODS = ("ft", "adapter", "bi_adapter", "none")     # none: the backbone as it comes (a trained SPLADE, zero-shot)
 SHARED = "splade"          # the mono-adapter's adapter set
 
 
@@ -50,6 +50,7 @@ class Splade(nn.Module):
         super().__init__()
         self.model, self.query_model, self.tokenizer = model, query_model, tokenizer
         self.max_len, self.adapter_of = max_len, adapter_of or {}
+        self.autocast: torch.dtype | None = None    # mixed precision of the forward pass (bf16 on GPUs), None: fp32
 
     @property
     def device(self) -> torch.device:
@@ -66,9 +67,10 @@ class Splade(nn.Module):
                                return_tensors="pt").to(self.device)
         model = self.query_model if role == QUERY and self.query_model is not None else self.model
         adapter = self.adapter_of.get(role)
-        with AdapterSetup(adapter) if adapter else nullcontext():
+        with AdapterSetup(adapter) if adapter else nullcontext(), torch.autocast(
+                self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
             logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-        return splade_pooling(logits, batch["attention_mask"])
+        return splade_pooling(logits.float(), batch["attention_mask"])
 
 
 def masked_lm(path: str, layers: int | None = None) -> tuple[PreTrainedModel, object]:
@@ -102,10 +104,13 @@ def _train_head_bias(model: PreTrainedModel) -> None:
 
 
 def with_method(model: PreTrainedModel, tokenizer, method: dict, max_len: dict[str, int]) -> Splade:
-    """The SPLADE encoder of ``method`` (``name``: ft, adapter, bi_adapter; ``reduction_factor``, ``leave_out``)
-    on a masked LM as loaded."""
+    """The SPLADE encoder of ``method`` (``name``: ft, adapter, bi_adapter, none; ``reduction_factor``,
+    ``leave_out``) on a masked LM as loaded."""
     name = method["name"]
     if name == "ft":
+        return Splade(model, tokenizer, max_len)
+    if name == "none":
+        model.requires_grad_(False)
         return Splade(model, tokenizer, max_len)
     if name not in METHODS:
         raise ValueError(f"SPLADE method {name!r}: one of {', '.join(METHODS)}")

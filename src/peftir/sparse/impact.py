@@ -10,12 +10,14 @@ collection: Anserini's scores must equal it.
 
 R-FLOPS (Paria et al.; the released ``flops.py``): Σ_j p_j(q)·p_j(d), with p_j(d) the share of the indexed
 documents whose vector has piece j (the index's document frequency over its size) and p_j(q) the share of
-the queries whose vector has it.
+the queries whose vector has it; equally, the mean over queries of Σ_{j in q} p_j(d) (``query_flops``), which
+is how a table averages it over a fold's test queries.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from statistics import fmean
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -81,13 +83,20 @@ def document_frequencies(documents: Iterable[Impacts]) -> tuple[dict[str, int], 
     return frequencies, count
 
 
+def query_flops(query: Impacts, frequencies: dict[str, int], documents: int) -> float:
+    """Σ_{j in q} p_j(d): the pieces a document shares with the query, in expectation over the indexed documents."""
+    if not documents:
+        raise ValueError("FLOPS needs at least one indexed document")
+    return sum(frequencies.get(piece, 0) for piece in query) / documents
+
+
 def r_flops(queries: Iterable[Impacts], frequencies: dict[str, int], documents: int) -> float:
-    """Σ_j p_j(q)·p_j(d): the expected number of pieces a query and a document share, i.e. postings touched
-    per document scored."""
-    query_frequencies, count = document_frequencies(queries)
-    if not count or not documents:
-        raise ValueError("R-FLOPS needs at least one query and one document")
-    return sum(q / count * frequencies.get(piece, 0) / documents for piece, q in query_frequencies.items())
+    """Σ_j p_j(q)·p_j(d), the released code's R-FLOPS: the expected number of pieces a query and a document share,
+    i.e. postings touched per document scored; the mean of the queries' ``query_flops``."""
+    per_query = [query_flops(query, frequencies, documents) for query in queries]
+    if not per_query:
+        raise ValueError("R-FLOPS needs at least one query")
+    return fmean(per_query)
 
 
 def _matrix(vectors: list[Impacts], columns: dict[str, int]) -> sparse.csr_matrix:

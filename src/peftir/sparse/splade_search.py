@@ -20,6 +20,7 @@ from typing import Iterator
 import torch
 
 from ..data import trec
+from ..files import atomic_directory, write_json
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..retrieval import anserini
 from ..retrieval.dense_retriever import length_batches
@@ -76,27 +77,54 @@ def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, ba
 
 
 def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int, depth: int, batch_size: int,
-                   threads: int, about: dict, run: str, metadata: str) -> dict:
+                   threads: int, about: dict, run: str, metadata: str, flops: str) -> dict:
     """The ``splade_search`` rule: every query's top ``depth`` documents from the impact index as a TREC run with
-    its ir_metadata; returns R-FLOPS (Σ_j p_j(q)·p_j(d) over the searched queries and the indexed documents),
-    the mean pieces per query and the search time."""
+    its ir_metadata, and each query's FLOPS against the indexed documents (``impact.query_flops``) in ``flops``;
+    returns R-FLOPS over the searched queries (their mean), the mean pieces per query and the search time."""
     topics = trec.read_topics(queries)
     qids = sorted(topics)
     encoded = quantised_vectors(encoder, [topics[q] for q in qids], QUERY, factor, batch_size)
     vectors = {qid: impact.top_pieces(v) for qid, v in zip(qids, encoded)}
     indexed = impact.read_documents(Path(index) / VECTORS / "docs.jsonl")
     frequencies, documents = impact.document_frequencies(vector for _, vector in indexed)
-    tag = "-".join(str(about[key]) for key in ("backbone", "retriever", "fold", "seed") if key in about)
+    tag = "-".join(str(about[key]) for key in ("backbone", "splade", "fold", "seed") if key in about)
     started = time.monotonic()
     anserini.impact_search(Path(index) / LUCENE, {q: impact.query_text(v) for q, v in vectors.items() if v}, run,
                            tag, depth, threads)            # a query with no piece left retrieves nothing
     seconds = time.monotonic() - started
+    per_query = {qid: impact.query_flops(vector, frequencies, documents) for qid, vector in vectors.items()}
     facts = {"queries": len(qids), "empty_queries": sum(not v for v in vectors.values()),
              "queries_cut_to_max_pieces": sum(len(v) > impact.MAX_QUERY_PIECES for v in encoded),
              "documents": documents,
              "depth": depth, "quantisation": factor,
-             "r_flops": impact.r_flops(vectors.values(), frequencies, documents),
+             "r_flops": fmean(per_query.values()),
              "mean_query_pieces": fmean(len(v) for v in vectors.values())}
+    write_json(flops, {"r_flops": facts["r_flops"], "documents": documents, "per_query": per_query})
     write_ir_metadata(metadata, ir_metadata(tag, {"retrieval": "SPLADE, impact index (Anserini -impact -pretokenized)",
-                                                  **facts, **about}, {"name": about["dataset"]}))
+                                                  **facts, **about}, {"name": about.get("target", about["dataset"])}))
     return {**facts, "search_seconds": round(seconds, 2)}
+
+
+def _trained(spec: dict, model: str, backbone: str | None) -> Splade:
+    from ..training.train_splade import load_splade
+
+    return load_splade(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], model,
+                       spec["execution"])
+
+
+def index_trained(spec: dict, settings: dict, docs: str, threads: int, output: str, model: str,
+                  backbone: str | None = None) -> dict:
+    """The ``splade_index`` rule: ``index_corpus`` with the trained retriever ``model`` (the ``splade`` param
+    ``spec`` says how it was built; ``settings``: the ``splade_index`` param)."""
+    torch.set_num_threads(threads)
+    with atomic_directory(output) as building:       # an interrupted job leaves no index that looks complete
+        return index_corpus(_trained(spec, model, backbone), docs, building, settings["quantisation"],
+                            settings["batch_size"], threads)
+
+
+def search_trained(spec: dict, settings: dict, index: str, queries: str, threads: int, about: dict, run: str,
+                   metadata: str, flops: str, model: str, backbone: str | None = None) -> dict:
+    """The ``splade_search`` rule: ``search_queries`` with the trained retriever ``model``."""
+    torch.set_num_threads(threads)
+    return search_queries(_trained(spec, model, backbone), index, queries, settings["quantisation"], settings["depth"],
+                          settings["batch_size"], threads, about, run, metadata, flops)

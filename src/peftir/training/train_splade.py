@@ -8,41 +8,53 @@ linear warm-up then linear decay, weight decay on every trainable parameter (the
 ``validate_every`` updates the validation queries' BM25 top ``validation_depth`` are ranked by the retriever and
 MRR@10 is measured; the best state is kept (the released code ranks a TAS-B subset of the collection instead).
 Only what trains is saved: everything for FT, the adapters and MLM heads for the others.
+
+Beside BM25 triplets: MarginMSE on a cross-encoder's scored documents (Table 2: the ``teacher`` run gives the
+pairs and their scores), negatives from another retriever's run and a start from its weights (Table 5's rounds),
+and ``none``, a trained SPLADE used as it comes (zero-shot: nothing trains, its empty state is saved).
 """
 from __future__ import annotations
 
+import random
 import time
+from typing import Mapping
 
 import torch
 
-from ..data import trec
-from ..evaluation.metrics import evaluate_run
+from ..data import folds, trec
 from ..files import atomic_directory, write_json
 from ..methods.learned import learned_state, load_learned_state
+from ..rankers.configured import autocast_dtype, device
 from ..rankers.inputs import Collection
 from ..rankers.pretrained import resolve
 from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, parameter_counts, with_method
 from ..sparse.losses import splade_loss
 from .passage_groups import PassageGroups
-from .steps import train_updates
 from .train_retriever import negative_pools
+from .validated import train_validated
 
 WEIGHTS = "learned.pt"      # in a trained retriever's directory: its learned parameters
-VALIDATION_METRIC = "RR@10"
 
 
-def build_splade(backbone: str, layers: int | None, method: dict, settings: dict) -> Splade:
+def build_splade(backbone: str, layers: int | None, method: dict, settings: dict,
+                 execution: dict | None = None) -> Splade:
     """The untrained SPLADE encoder of ``method`` on the backbone (a masked LM: its MLM head is SPLADE's, its
-    logits offset by ``settings['logit_offset']``)."""
+    logits offset by ``settings['logit_offset']``), on the device and in the precision ``execution`` names (the
+    config's; default: the CPU in fp32)."""
     model, tokenizer = masked_lm(resolve(backbone), layers)
     offset_logits(model, settings["logit_offset"])
-    return with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]})
+    encoder = with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]})
+    execution = execution or {"device": "cpu", "precision": "fp32"}
+    on = device(execution["device"])
+    encoder.autocast = autocast_dtype(execution["precision"], on)
+    return encoder.to(on)
 
 
-def load_splade(backbone: str, layers: int | None, method: dict, settings: dict, trained: str) -> Splade:
+def load_splade(backbone: str, layers: int | None, method: dict, settings: dict, trained: str,
+                execution: dict | None = None) -> Splade:
     """A trained SPLADE encoder: the backbone with the method's modules, its learned parameters put back."""
-    encoder = build_splade(backbone, layers, method, settings)
-    load_learned_state(encoder, torch.load(f"{trained}/{WEIGHTS}", map_location="cpu", weights_only=True))
+    encoder = build_splade(backbone, layers, method, settings, execution)
+    load_learned_state(encoder, torch.load(f"{trained}/{WEIGHTS}", map_location=encoder.device, weights_only=True))
     return encoder.eval()
 
 
@@ -60,24 +72,52 @@ def rank_candidates(encoder: Splade, topics: dict[str, str], candidates: dict[st
 
 
 def train_splade(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
-                 bm25_run: str, qids: list[str], valid_qids: list[str], seed: int, threads: int, output: str,
-                 summary: str) -> dict:
-    """The ``train_splade`` rule: ``settings['steps']`` updates on the training queries ``qids``; the best state
-    by validation MRR@10 to ``output`` and the facts (losses, validation curve, parameter counts) to ``summary``."""
+                 negatives: str, candidates: str, qids: list[str], valid_qids: list[str], seed: int, threads: int,
+                 output: str, summary: str, teacher: str | None = None, init: str | None = None,
+                 execution: dict | None = None) -> dict:
+    """The ``train_splade`` rule: ``settings['steps']`` updates on the training queries ``qids``, each with a
+    relevant document and a negative from the run ``negatives`` (BM25's; a SPLADE retriever's for domain
+    adaptation's rounds; with a ``teacher``, its scored documents), validated by MRR@10 on the validation queries'
+    top ``candidates``; the best state to ``output``, the facts (losses, validation curve, parameter counts) to
+    ``summary``. ``teacher``: a cross-encoder's scores as a run, for MarginMSE; ``init``: a trained retriever of
+    the same method to start from (a second round); ``execution``: device and precision (``build_splade``). A
+    ``none`` method trains nothing: the backbone as it comes."""
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     started = time.monotonic()
-    encoder = build_splade(backbone, layers, method, settings)
+    encoder = build_splade(backbone, layers, method, settings, execution)
+    if init is not None:
+        load_learned_state(encoder, torch.load(f"{init}/{WEIGHTS}", map_location=encoder.device, weights_only=True))
     qrels = trec.read_qrels(collection.qrels)
-    groups = PassageGroups({qid: [d for d, rel in qrels.get(qid, {}).items() if rel > 0] for qid in qids},
-                           negative_pools([bm25_run], qrels, qids, settings["negative_depth"]), 2, seed)
+    scores = trec.read_run(teacher, set(qids)) if teacher else None
+    relevant = {qid: [d for d, rel in qrels.get(qid, {}).items()
+                      if rel > 0 and (scores is None or d in scores.get(qid, {}))] for qid in qids}
+    groups = None if method["name"] == "none" else PassageGroups(
+        relevant, negative_pools([negatives], qrels, qids, settings["negative_depth"]), 2, seed)
+    trained = {"losses": [], "validation": [], "best": {"state": learned_state(encoder), "step": 0}}
+    if groups is not None:
+        trained = _train(encoder, groups, method, settings, collection, candidates, valid_qids, qrels, scores)
+    with atomic_directory(output) as building:
+        torch.save(trained["best"]["state"], building / WEIGHTS)
+    counts = parameter_counts(encoder)
+    facts = {"method": method, "backbone": backbone, "seed": seed,
+             "training_queries": 0 if groups is None else len(groups.qids),
+             "validation_queries": len(valid_qids), "trainable_parameters": counts["trainable"],
+             "percent_trainable": counts["percent_trainable"], "parameters": counts, "losses": trained["losses"],
+             "validation": trained["validation"], "best_step": trained["best"]["step"],
+             "seconds": round(time.monotonic() - started, 1),
+             "execution": {"device": encoder.device.type, "precision": "bf16" if encoder.autocast else "fp32"}}
+    write_json(summary, facts)
+    return facts
+
+
+def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict, collection: Collection,
+           candidates: str, valid_qids: list[str], qrels: trec.Qrels, scores: trec.Run | None) -> dict:
+    """The updates with validation (``peftir.training.validated``): losses, curve and the best state."""
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries)
     validation = {qid: list(docs) for qid, docs in
-                  trec.read_run(bm25_run, set(valid_qids), settings["validation_depth"]).items()}
-    steps, every = settings["steps"], settings["validate_every"]
-    curve: list[dict] = []
-    best: dict = {"state": learned_state(encoder), "step": 0, VALIDATION_METRIC: None}
+                  trec.read_run(candidates, set(valid_qids), settings["validation_depth"]).items()}
     with collection.store() as store:
         valid_texts = store.texts(sorted({d for docs in validation.values() for d in docs}))
 
@@ -87,31 +127,37 @@ def train_splade(backbone: str, layers: int | None, method: dict, settings: dict
             queries = encoder.encode([topics[qid] for qid, _ in batch], QUERY)
             positives = encoder.encode([texts[passages[0]] for _, passages in batch], DOCUMENT)
             negatives = encoder.encode([texts[passages[1]] for _, passages in batch], DOCUMENT)
+            teacher = None if scores is None else tuple(
+                torch.tensor([scores[qid][passages[i]] for qid, passages in batch], device=queries.device)
+                for i in (0, 1))
             parts = splade_loss(queries, positives, negatives, step + 1, settings["regularisation"],
-                                settings["in_batch_negatives"])
+                                settings["in_batch_negatives"], teacher)
             parts["loss"].backward()
             return float(parts["loss"].detach())
 
-        def validate(step: int) -> None:
-            if step % every and step != steps:
-                return
-            encoder.eval()
-            ranked = rank_candidates(encoder, topics, validation, valid_texts, settings["batch_size"])
-            per_query = evaluate_run(ranked, qrels, [VALIDATION_METRIC], valid_qids)
-            score = sum(v[VALIDATION_METRIC] for v in per_query.values()) / max(1, len(per_query))
-            curve.append({"step": step, VALIDATION_METRIC: score})
-            print(f"step {step}: validation {VALIDATION_METRIC} {score:.4f}", flush=True)
-            if best[VALIDATION_METRIC] is None or score > best[VALIDATION_METRIC]:
-                best.update(state=learned_state(encoder), step=step, **{VALIDATION_METRIC: score})
-            encoder.train()
+        return train_validated(encoder, update,
+                               lambda: rank_candidates(encoder, topics, validation, valid_texts, settings["batch_size"]),
+                               qrels, valid_qids, method["lr"], settings)
 
-        losses = train_updates(encoder, update, steps, method["lr"], settings["warmup_steps"],
-                               settings["weight_decay"], log_every=max(1, steps // 10), no_decay=(),
-                               after=validate)
-    with atomic_directory(output) as building:
-        torch.save(best["state"], building / WEIGHTS)
-    facts = {"method": method, "backbone": backbone, "seed": seed, "training_queries": len(groups.qids),
-             "validation_queries": len(valid_qids), "parameters": parameter_counts(encoder), "losses": losses,
-             "validation": curve, "best_step": best["step"], "seconds": round(time.monotonic() - started, 1)}
-    write_json(summary, facts)
-    return facts
+
+def validation_queries(folds_path: str, fold: str, limit: int | None, seed: int) -> list[str]:
+    """The fold's validation queries, or a seeded sample of ``limit`` of them (MS MARCO's dev split is large; the
+    released code validates on a subset too)."""
+    qids = folds.rotation(folds.read_folds(folds_path), fold)["valid"]
+    return sorted(random.Random(seed).sample(qids, limit)) if limit and limit < len(qids) else qids
+
+
+def train_fold_splade(spec: dict, inputs: Mapping[str, str], fold: str, seed: int, threads: int, output: str,
+                      summary: str) -> dict:
+    """The ``train_splade`` rule: the retriever ``spec`` (the ``splade`` param: backbone, layers, method, training
+    settings) on the fold's training queries, validated on its validation queries. ``inputs`` (the job's, by
+    name): the collection's files, ``bm25`` (validation candidates, and negatives unless ``negatives`` names
+    another run), ``teacher`` (MarginMSE), ``init`` (a first round's retriever), ``backbone`` (the checkpoint
+    when the workflow made it: a pretraining run, or the backbone with its MLM head fitted)."""
+    collection = Collection.of(dict(inputs))
+    qids = folds.rotation(folds.read_folds(collection.folds), fold)["train"]
+    valid = validation_queries(collection.folds, fold, spec["train"]["validation_queries"], seed)
+    negatives = inputs.get("teacher") or inputs.get("negatives") or inputs["bm25"]
+    return train_splade(inputs.get("backbone") or spec["backbone"], spec["layers"], spec["method"], spec["train"],
+                        collection, negatives, inputs["bm25"], qids, valid, seed, threads, output, summary,
+                        teacher=inputs.get("teacher"), init=inputs.get("init"), execution=spec["execution"])

@@ -105,10 +105,9 @@ def validate(config: dict, schema_path: str | Path) -> None:
 
 
 def _check_dense(config: dict) -> None:
-    """Pretraining runs and dense retrievers (``peftir.workflow.dense_config``), and every backbone named
-    ``pretrained:<run>`` names a run."""
-    from ..data.folds import fold_ids
-    from . import dense_config
+    """Pretraining runs, dense and SPLADE retrievers (``peftir.workflow.dense_config``, ``sparse_config``), and
+    every backbone named ``pretrained:<run>`` names a run."""
+    from . import dense_config, sparse_config
 
     try:
         dense_config.check_backbone_name(config, config["backbone"]["name"], "backbone.name")
@@ -118,9 +117,9 @@ def _check_dense(config: dict) -> None:
         if config.get("pretraining"):
             dense_config.check_pretraining(config)
         if config.get("dense_retrieval"):
-            dataset = config["dense_retrieval"]["dataset"]
-            folds = fold_ids(config["datasets"][dataset]) if dataset in config["datasets"] else []
-            dense_config.check_dense_retrieval(config, folds)
+            dense_config.check_dense_retrieval(config)
+        if config.get("sparse_retrieval"):
+            sparse_config.check_sparse_retrieval(config)
     except dense_config.DenseConfigError as problem:
         raise ConfigError(str(problem)) from None
 
@@ -255,7 +254,7 @@ def _check_dataset(name: str, spec: dict) -> None:
             raise ConfigError(f"config key {id_key} = {irds_id!r}: not an ir_datasets id "
                               f"(see https://ir-datasets.com)")
     dataset = ir_datasets.load(spec["irds"])
-    source = spec["splits"]["train"] if "splits" in spec else (spec.get("topics") or [spec["irds"]])[0]
+    source = next(iter(spec["splits"].values())) if "splits" in spec else (spec.get("topics") or [spec["irds"]])[0]
     asked = ir_datasets.load(source)                                   # where the queries come from
     queries = _text_fields(asked.queries_cls()) if asked.has_queries() else []
     if spec["query_field"] not in queries:
@@ -278,8 +277,8 @@ def _check_train_pairs(key: str, spec: dict) -> None:
     source = spec.get("train_pairs", {}).get("source", "bm25")
     if source == "bm25":
         return
-    if "splits" not in spec:
-        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: needs pre-assigned splits "
+    if "train" not in spec.get("splits", {}):
+        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: needs a pre-assigned training split "
                           f"({key}.splits with folds.scheme presplit); cross-validation folds train with bm25")
     train = spec["splits"]["train"]
     has = {"docpairs": "has_docpairs", "doctriples": "has_scoreddocs"}[source]

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, artefact,
-                      collection_languages, composed_languages, dataset_training, dense_cell, dense_report_layout,
-                      first_stage, kept, pair_languages, pretrained_run, ranking_key, ranking_of, row_methods,
-                      train_pairs)
+from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, SPARSE_PAPER,
+                      artefact, collection_languages, composed_languages, dataset_training, dense_cell,
+                      dense_report_layout, first_stage, kept, pair_languages, pretrained_run, ranking_key, ranking_of,
+                      row_methods, searched, splade_folds, splade_report_layout, train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -77,6 +77,8 @@ def report_file(config: Config, report: str) -> str:
     paper, _, name = report.rpartition("/")
     if paper in DENSE_PAPERS and report in dense_report_names(config):
         return PATHS.dense_table_tex.format(paper=paper, table=name)
+    if paper == SPARSE_PAPER and name in splade_report_names(config):
+        return PATHS.splade_table_tex.format(table=name)
     if paper == CLIR_PAPER:
         if name in clir_reports(config, "tables"):
             return PATHS.clir_table_tex.format(table=name)
@@ -94,7 +96,7 @@ def crate_reports(config: Config) -> list[str]:
     """Every table and figure of the config by its crate name (``table5``, ``modular-clir/table1``)."""
     return [*config["tables"], *config["figures"],
             *(f"{CLIR_PAPER}/{name}" for kind in ("tables", "figures") for name in clir_reports(config, kind)),
-            *dense_report_names(config)]
+            *dense_report_names(config), *(f"{SPARSE_PAPER}/{name}" for name in splade_report_names(config))]
 
 
 def reference_runs(config: Config) -> list[str]:
@@ -111,8 +113,9 @@ def reference_run(wildcards: Mapping[str, str]) -> str:
 def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:
     """What one job of ``rule`` asks for: ``config.resources.<rule>`` with the dataset's overrides
     (``datasets.<name>.resources.<rule>``); threads, mem_mb, runtime (minutes), gpu, and gpu_model
-    where set. Partitions, account and QoS are site settings of the SLURM profile, not config."""
-    dataset = wildcards.get("dataset")
+    where set; a job that searches a collection (``target``) takes that collection's overrides. Partitions, account
+    and QoS are site settings of the SLURM profile, not config."""
+    dataset = wildcards.get("target") or wildcards.get("dataset")
     overrides = config["datasets"][dataset].get("resources", {}).get(rule, {}) if dataset else {}
     return {"gpu": 0, **config["resources"][rule], **overrides}
 
@@ -339,4 +342,99 @@ def dense_report_runs(config: Config, paper: str, name: str) -> dict[str, list[s
     metrics = list(dict.fromkeys(path for cell in cells for path in dense_cell_runs(config, cell)))
     summaries = [PATHS.retriever_summary.format(**wildcards) for kind, wildcards in map(artefact, metrics)
                  if kind == "dense_metrics"]
+    return {"metrics": metrics, "summaries": summaries}
+
+
+# --- SPLADE with adapters -------------------------------------------------------------------------------------
+def splade_backbone(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    return backbone_input(config["sparse_retrieval"]["backbones"][wildcards["backbone"]]["name"])
+
+
+def _model(wildcards: Mapping[str, str]) -> dict[str, str]:
+    return {key: wildcards[key] for key in ("dataset", "backbone", "splade", "fold", "seed")}
+
+
+def train_splade_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A SPLADE retriever trains on its dataset's files from its backbone (made by the workflow where it is
+    ``pretrained:<run>``), with BM25's run (validation candidates; negatives unless the method names a retriever
+    whose run gives them, or distils from the teacher's scored documents) and, for a second round, the first
+    round's retriever to start from."""
+    method = config["sparse_retrieval"]["methods"][wildcards["splade"]]
+    found = {**collection(wildcards), **splade_backbone(config, wildcards),
+             "bm25": PATHS.bm25_run.format(dataset=wildcards["dataset"])}
+    if method.get("negatives", "bm25") != "bm25":
+        found["negatives"] = PATHS.splade_run.format(**{**wildcards, "target": wildcards["dataset"],
+                                                        "splade": method["negatives"]})
+    if method.get("init"):
+        found["init"] = PATHS.splade_model.format(**{**_model(wildcards), "splade": method["init"]})
+    if method.get("distil"):
+        found["teacher"] = PATHS.splade_teacher.format(dataset=wildcards["dataset"])
+    return found
+
+
+def splade_model_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """What indexing or searching with a trained SPLADE retriever loads: its backbone and learned weights."""
+    return {**splade_backbone(config, wildcards), "model": PATHS.splade_model.format(**_model(wildcards))}
+
+
+def splade_search_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A search reads the target's queries and the index of the documents they are searched in: the target's own,
+    or another dataset's (``sparse_retrieval.same_documents``: TREC DL's queries in MS MARCO's index)."""
+    collection = config["sparse_retrieval"]["same_documents"].get(wildcards["target"], wildcards["target"])
+    return {**splade_model_input(config, wildcards), "queries": PATHS.queries.format(dataset=wildcards["target"]),
+            "index": PATHS.splade_index.format(**{**wildcards, "target": collection})}
+
+
+def splade_reranker_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A reranker trains on its dataset's files with BM25's negatives and validation candidates, from its backbone
+    (made by the workflow where it is ``pretrained:<run>``)."""
+    spec = config["sparse_retrieval"]["rerankers"]["models"][wildcards["reranker"]]
+    return {**collection(wildcards), **backbone_input(spec["backbone"]),
+            "bm25": PATHS.bm25_run.format(dataset=wildcards["dataset"])}
+
+
+def splade_rerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """Reranking reads the target collection's files, the trained reranker and the first stage's run of the target
+    (``sparse_retrieval.rerankers.first_stage``: a SPLADE retriever trained on the same dataset, fold and seed)."""
+    first = config["sparse_retrieval"]["rerankers"]["first_stage"]
+    return {**collection({"dataset": wildcards["target"]}),
+            "model": PATHS.reranker_model.format(**{key: wildcards[key] for key in ("dataset", "reranker", "fold",
+                                                                                    "seed")}),
+            "first_stage": PATHS.splade_run.format(**{**wildcards, **first})}
+
+
+def splade_report_names(config: Config) -> list[str]:
+    """Every SPLADE table's name; none without a ``sparse_retrieval`` section."""
+    return list((config.get("sparse_retrieval") or {}).get("tables") or {})
+
+
+def splade_cell_runs(config: Config, cell: Mapping[str, Any]) -> list[str]:
+    """The metrics files one SPLADE table cell reads: a retriever's or reranker's per fold × seed on its target
+    collection, or BM25's per fold of the collection; a reported cell reads none."""
+    if cell.get("reported"):
+        return []
+    target = searched(cell)
+    if cell.get("reference") == "bm25":
+        return [PATHS.splade_bm25_metrics.format(target=target, fold=fold) for fold in splade_folds(config, target)]
+    pattern, named = ((PATHS.reranked_metrics, {"reranker": cell["reranker"]}) if cell.get("reranker") else
+                      (PATHS.splade_metrics, {"backbone": cell["backbone"], "splade": cell["splade"]}))
+    return [pattern.format(target=target, dataset=cell["dataset"], fold=fold, seed=seed, **named)
+            for fold in splade_folds(config, cell["dataset"]) for seed in config["sparse_retrieval"]["seeds"]]
+
+
+def splade_cells(config: Config, name: str) -> list[dict]:
+    """Each cell of a SPLADE table as its row's and column's settings merged (the column's win), in print order."""
+    layout = splade_report_layout(config, name)
+    return [dense_cell(row, column) for row in layout["rows"] for column in layout["columns"]]
+
+
+def splade_report_runs(config: Config, name: str) -> dict[str, list[str]]:
+    """The files a SPLADE table reads: its cells' metrics files (each once, in print order) and the trained
+    retrievers' and rerankers' summaries (their trainable parameters)."""
+    cells = splade_cells(config, name)
+    metrics = list(dict.fromkeys(path for cell in cells for path in splade_cell_runs(config, cell)))
+    summaries = list(dict.fromkeys(
+        PATHS.splade_summary.format(**_model(wildcards)) if kind == "splade_metrics" else
+        PATHS.reranker_summary.format(**{key: wildcards[key] for key in ("dataset", "reranker", "fold", "seed")})
+        for kind, wildcards in map(artefact, metrics) if kind in ("splade_metrics", "reranked_metrics")))
     return {"metrics": metrics, "summaries": summaries}

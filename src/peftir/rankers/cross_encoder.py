@@ -1,0 +1,58 @@
+"""Adapters-SPLADE's rerankers (Table 7): a cross-encoder initialised from a first-stage model's encoder.
+
+``[CLS] query [SEP] document [SEP]`` through the backbone's encoder (``AutoModel``: a DistilBERT, a SPLADE
+checkpoint without its MLM head, TCT-ColBERT's BERT), a linear head on [CLS] initialised at random (§4.4), fully
+fine-tuned (``ft``) or through Houlsby adapters with the head trainable (``adapter``: the same
+``DoubleSeqBnConfig`` as the SPLADE adapters, ``peftir.sparse.encoder.adapter_config``).
+"""
+from __future__ import annotations
+
+import adapters
+import torch
+from torch import Tensor, nn
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel
+
+from ..sparse.encoder import adapter_config
+from .configured import autocast_dtype, device
+from .pretrained import resolve
+
+METHODS = ("ft", "adapter")
+ADAPTER = "rerank"          # the adapter set's name
+
+
+class CrossEncoder(nn.Module):
+    def __init__(self, encoder: PreTrainedModel, tokenizer, max_len: int) -> None:
+        super().__init__()
+        self.encoder, self.tokenizer, self.max_len = encoder, tokenizer, max_len
+        self.head = nn.Linear(encoder.config.hidden_size, 1)
+        self.autocast: torch.dtype | None = None    # the encoder's mixed precision (bf16 on GPUs), None: fp32
+
+    @property
+    def device(self) -> torch.device:
+        return self.head.weight.device
+
+    def score(self, queries: list[str], documents: list[str]) -> Tensor:
+        """Each (query, document) pair's relevance score; the pair is cropped from the document's end."""
+        batch = self.tokenizer(queries, documents, truncation="only_second", max_length=self.max_len, padding=True,
+                               return_tensors="pt").to(self.device)
+        with torch.autocast(self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
+            states = self.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        return self.head(states.last_hidden_state[:, 0].float()).squeeze(-1)
+
+
+def build_cross_encoder(backbone: str, method: dict, max_len: int, execution: dict | None = None) -> CrossEncoder:
+    """The untrained reranker of ``method`` (``name``: ft or adapter; ``reduction_factor``) on the backbone, on the
+    device and in the precision ``execution`` names (default: the CPU in fp32)."""
+    if method["name"] not in METHODS:
+        raise ValueError(f"reranker method {method['name']!r}: one of {', '.join(METHODS)}")
+    path = resolve(backbone)
+    encoder = AutoModel.from_pretrained(path)
+    if method["name"] == "adapter":
+        adapters.init(encoder)
+        encoder.add_adapter(ADAPTER, config=adapter_config(method))
+        encoder.train_adapter(ADAPTER)
+    model = CrossEncoder(encoder, AutoTokenizer.from_pretrained(path), max_len)
+    execution = execution or {"device": "cpu", "precision": "fp32"}
+    on = device(execution["device"])
+    model.autocast = autocast_dtype(execution["precision"], on)
+    return model.to(on)

@@ -1,0 +1,45 @@
+"""A first stage's or reranker's updates with validation every ``validate_every`` and the best state kept.
+
+Shared by SPLADE (``train_splade``) and its rerankers (``train_cross_encoder``): each gives its own update (the
+loss of one batch, backward done) and its own ranking of the validation queries' candidates; MRR@10 decides.
+"""
+from __future__ import annotations
+
+from statistics import fmean
+from typing import Callable
+
+from torch import nn
+
+from ..data import trec
+from ..evaluation.metrics import evaluate_run
+from ..methods.learned import learned_state
+from .steps import train_updates
+
+VALIDATION_METRIC = "RR@10"
+
+
+def train_validated(model: nn.Module, update: Callable[[int], float], rank: Callable[[], trec.Run],
+                    qrels: trec.Qrels, valid_qids: list[str], lr: float, settings: dict) -> dict:
+    """``settings['steps']`` updates (AdamW, linear warm-up and decay, weight decay on every trainable parameter as
+    the released SPLADE optimiser); after every ``validate_every`` and the last, ``rank()``'s MRR@10 on the
+    validation queries. Returns the losses, the validation curve and the best state with its step (the state before
+    any update when none validates better)."""
+    steps, every = settings["steps"], settings["validate_every"]
+    best: dict = {"state": learned_state(model), "step": 0, VALIDATION_METRIC: None}
+    curve: list[dict] = []
+
+    def validate(step: int) -> None:
+        if step % every and step != steps:
+            return
+        model.eval()
+        per_query = evaluate_run(rank(), qrels, [VALIDATION_METRIC], valid_qids)
+        score = fmean(v[VALIDATION_METRIC] for v in per_query.values()) if per_query else 0.0
+        curve.append({"step": step, VALIDATION_METRIC: score})
+        print(f"step {step}: validation {VALIDATION_METRIC} {score:.4f}", flush=True)
+        if best[VALIDATION_METRIC] is None or score > best[VALIDATION_METRIC]:
+            best.update(state=learned_state(model), step=step, **{VALIDATION_METRIC: score})
+        model.train()
+
+    losses = train_updates(model, update, steps, lr, settings["warmup_steps"], settings["weight_decay"],
+                           log_every=max(1, steps // 10), no_decay=(), after=validate)
+    return {"losses": losses, "validation": curve, "best": best}

@@ -1,0 +1,180 @@
+"""What the SPLADE rules add around the package: evaluation with R-FLOPS beside the metrics (on a fold's test
+queries, or every test query of another collection), distillation's teacher scores read safely, a second round
+started from the first, a zero-shot retriever that trains nothing, the tables' cells (BM25 has no R-FLOPS,
+trainable shares printed), and Table 7's rerankers (trained, kept, reranking the first stage's top documents)."""
+import gzip
+import json
+import os
+import pickle
+from statistics import fmean
+
+import pytest
+import torch
+
+from peftir.data import trec
+from peftir.data.folds import write_folds
+from peftir.methods.learned import load_learned_state
+from peftir.rankers.cross_encoder import build_cross_encoder
+from peftir.rankers.inputs import Collection
+from peftir.reports.dense import dense_cells
+from peftir.sparse.evaluation import evaluate_splade_run
+from peftir.sparse.teacher import TeacherScoresError, read_scores, write_teacher_run
+from peftir.training.train_cross_encoder import rerank_first_stage, train_cross_encoder
+from peftir.training.train_splade import WEIGHTS, train_splade
+
+from test_splade import ADAPTER, distilbert
+
+
+@pytest.fixture()
+def evaluated(tmp_path):
+    """Three queries in three folds (q3 has no relevant document), a run, and each query's FLOPS."""
+    write_folds(tmp_path / "folds.json", {"dataset": "toy", "folds": {"1": ["q1"], "2": ["q2"], "3": ["q3"]}})
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 0\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 9 s\nq1 Q0 d2 2 8 s\nq2 Q0 d1 1 9 s\nq2 Q0 d2 2 8 s\n")
+    (tmp_path / "flops.json").write_text(json.dumps({"per_query": {"q1": 1.5, "q2": 0.5, "q3": 7.0}}))
+    return {name: str(tmp_path / name) for name in ("run", "qrels.txt", "folds.json", "flops.json")}
+
+
+def test_r_flops_joins_the_metrics_over_the_same_evaluated_queries(evaluated):
+    spec = {"metrics": ["RR@10"], "scope": "fold"}
+    fold = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
+                               evaluated["flops.json"], spec)
+    assert fold["per_query"] == {"q2": {"RR@10": 0.5, "R-FLOPS": 0.5}} and fold["metrics"] == ["RR@10", "R-FLOPS"]
+    every = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
+                                evaluated["flops.json"], {**spec, "scope": "all"})
+    assert set(every["per_query"]) == {"q1", "q2"}               # q3 has no relevant document: not evaluated
+    assert every["mean"]["R-FLOPS"] == fmean([1.5, 0.5]) and every["mean"]["RR@10"] == fmean([1.0, 0.5])
+    bm25 = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1", None, spec)
+    assert bm25["metrics"] == ["RR@10"]
+
+
+def test_flops_of_another_search_are_refused(evaluated, tmp_path):
+    (tmp_path / "other.json").write_text(json.dumps({"per_query": {"q9": 1.0}}))
+    with pytest.raises(ValueError, match="no FLOPS for the evaluated queries"):
+        evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1",
+                            str(tmp_path / "other.json"), {"metrics": ["RR@10"], "scope": "fold"})
+
+
+class _Payload:
+    def __reduce__(self):
+        return os.system, ("echo never",)
+
+
+def test_teacher_scores_keep_the_training_queries_and_a_pickle_that_builds_objects_is_refused(evaluated, tmp_path):
+    scores = tmp_path / "scores.pkl.gz"
+    with gzip.open(scores, "wb") as handle:
+        pickle.dump({1: {10: 2.5, 11: -1.0}, 2: {12: 0.5}, 3: {}}, handle)
+    assert read_scores(scores) == {"1": {"10": 2.5, "11": -1.0}, "2": {"12": 0.5}, "3": {}}
+    write_folds(tmp_path / "splits.json", {"dataset": "toy", "splits": {"train": ["1", "3"], "test": ["2"]}})
+    facts = write_teacher_run(str(scores), str(tmp_path / "splits.json"), str(tmp_path / "teacher.run"))
+    assert facts == {"queries": 1, "scored": 2, "left_out_test": 1}
+    assert (tmp_path / "teacher.run").read_text().split("\n")[0].split()[:3] == ["1", "Q0", "10"]
+    with gzip.open(tmp_path / "bad.pkl.gz", "wb") as handle:
+        pickle.dump({1: _Payload()}, handle)
+    with pytest.raises(TeacherScoresError, match="refusing to build posix.system"):
+        read_scores(tmp_path / "bad.pkl.gz")
+    with pytest.raises(TeacherScoresError, match="no such file"):
+        write_teacher_run(str(tmp_path / "absent.pkl.gz"), str(tmp_path / "splits.json"), str(tmp_path / "t.run"))
+
+
+SETTINGS = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "steps": 2, "negative_depth": 8,
+            "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.0,
+            "in_batch_negatives": True, "regularisation": {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 2}}
+
+
+@pytest.fixture()
+def backbone(tokenizer, tmp_path):
+    path = tmp_path / "backbone"
+    distilbert(dim=32, n_layers=2, n_heads=2, hidden_dim=64).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def _trained(backbone, english_relevance, tmp_path, name, method, **extra):
+    collection, bm25 = english_relevance
+    return train_splade(backbone, None, method, SETTINGS, collection, extra.pop("negatives", str(bm25)), str(bm25),
+                        ["q1", "q2"], ["q1", "q2"], 1, 1, str(tmp_path / name), str(tmp_path / f"{name}.json"),
+                        **extra)
+
+
+def test_distillation_trains_on_the_teachers_scored_pairs(backbone, english_relevance, tmp_path):
+    teacher = tmp_path / "teacher.run"      # d1, d3 relevant to q1; d0, d2 to q2; each with unjudged scored ones
+    teacher.write_text("".join(f"{q} Q0 {d} {r} {s} ce\n" for q, docs in (("q1", "d1 d5 d7"), ("q2", "d2 d4"))
+                               for r, (d, s) in enumerate(zip(docs.split(), (3.0, -1.0, -2.0)), start=1)))
+    method = {**ADAPTER, "lr": 1e-2}
+    facts = _trained(backbone, english_relevance, tmp_path, "distilled", method, negatives=str(teacher),
+                     teacher=str(teacher))
+    plain = _trained(backbone, english_relevance, tmp_path, "plain", method)
+    assert facts["losses"] != plain["losses"] and all(loss >= 0 for loss in facts["losses"])    # MarginMSE ≥ 0
+
+
+def test_a_second_round_starts_from_the_first_and_none_trains_nothing(backbone, english_relevance, tmp_path):
+    method = {**ADAPTER, "lr": 1e-2}
+    _trained(backbone, english_relevance, tmp_path, "round1", method)
+    first = torch.load(tmp_path / "round1" / WEIGHTS, weights_only=True)
+    second = _trained(backbone, english_relevance, tmp_path, "round2", {**method, "lr": 1e-12},
+                      init=str(tmp_path / "round1"))
+    kept = torch.load(tmp_path / "round2" / WEIGHTS, weights_only=True)
+    assert second["best_step"] in (0, 2)
+    assert all(torch.allclose(kept[n], first[n], atol=1e-6) for n in first)      # a vanishing step: round 1's
+    none = _trained(backbone, english_relevance, tmp_path, "zero-shot", {"name": "none"})
+    assert none["trainable_parameters"] == 0 and none["losses"] == [] and none["validation"] == []
+    assert torch.load(tmp_path / "zero-shot" / WEIGHTS, weights_only=True) == {}
+
+
+def _write_metrics(path: str, per_query: dict[str, dict[str, float]]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    metrics = sorted({m for values in per_query.values() for m in values})
+    mean = {m: fmean(values[m] for values in per_query.values()) for m in metrics}
+    with open(path, "w") as handle:
+        json.dump({"metrics": metrics, "mean": mean, "per_query": per_query}, handle)
+
+
+def test_a_splade_tables_bm25_row_has_no_r_flops_and_a_retriever_prints_its_trainable_share(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bm25 = "results/sparse/metrics/toy/bm25/fold1.json"
+    trained = "results/sparse/metrics/toy/toy/mini/adapter/fold1-seed1.json"
+    summary = "results/sparse/models/toy/mini/adapter/fold1-seed1.json"
+    _write_metrics(bm25, {"q1": {"RR@10": 0.5}, "q2": {"RR@10": 1.0}})
+    _write_metrics(trained, {"q1": {"RR@10": 1.0, "R-FLOPS": 2.0}, "q2": {"RR@10": 1.0, "R-FLOPS": 4.0}})
+    os.makedirs(os.path.dirname(summary))
+    with open(summary, "w") as handle:
+        json.dump({"trainable_parameters": 1_517_178, "percent_trainable": 2.235}, handle)
+    layout = {"name": "splade-adapters/t", "caption": "c", "baseline": None,
+              "columns": [{"label": "MRR@10", "metric": "RR@10"}, {"label": "R-FLOPS", "metric": "R-FLOPS"}],
+              "rows": [{"label": "BM25", "dataset": "toy", "reference": "bm25"},
+                       {"label": "Adapter", "dataset": "toy", "backbone": "mini", "splade": "adapter"}],
+              "folds": {"toy": ["1"]}, "seeds": [1]}
+    cells = dense_cells(layout, [bm25, trained], [summary])
+    assert [c["printed"] for c in cells] == ["0.7500", "-", "1.0000", "3.0000"]
+    assert cells[1]["runs"] is None and cells[3]["printed_parameters"] == "1.5M (2.23%)"
+
+
+@pytest.mark.parametrize("kind", ["ft", "adapter"])
+def test_a_reranker_trains_its_head_and_method_and_reranks_the_first_stage_with_what_it_kept(
+        backbone, english_relevance, tmp_path, kind):
+    collection, bm25 = english_relevance
+    write_folds(tmp_path / "folds.json", {"dataset": "toy", "splits": {"train": ["q1", "q2"], "valid": ["q1", "q2"],
+                                                                      "test": ["q1", "q2"]}})
+    collection = Collection(**{**vars(collection), "folds": str(tmp_path / "folds.json")})
+    method = {"name": kind, "lr": 1e-2, **({"reduction_factor": 16} if kind == "adapter" else {})}
+    spec = {"backbone": backbone, "method": method, "execution": {"device": "cpu", "precision": "fp32"},
+            "train": {"max_len": 24, "batch_size": 2, "steps": 2, "negative_depth": 8, "validation_queries": None,
+                      "validation_depth": 8, "validate_every": 1, "warmup_steps": 0, "weight_decay": 0.0}}
+    facts = train_cross_encoder(spec, collection, str(bm25), "1", 1, 1, str(tmp_path / "model"),
+                                str(tmp_path / "model.json"))
+    saved = torch.load(tmp_path / "model" / WEIGHTS, weights_only=True)
+    assert {"head.weight", "head.bias"} <= set(saved) and facts["trainable_parameters"] == sum(map(torch.numel,
+                                                                                                   saved.values()))
+    assert (facts["percent_trainable"] < 100) == (kind == "adapter") and len(facts["validation"]) == 2
+    about = {"target": "toy", "dataset": "toy", "reranker": kind, "fold": "1", "seed": "1"}
+    done = rerank_first_stage(spec, {"depth": 3, "batch_size": 2, "scope": "fold"}, collection, str(bm25), "1", 1,
+                              str(tmp_path / "model"), about, str(tmp_path / "run"), str(tmp_path / "run.yaml"))
+    reranked = trec.read_run(tmp_path / "run")
+    assert done["pairs"] == 6 and {q: set(docs) for q, docs in reranked.items()} == {q: {"d0", "d1", "d2"}
+                                                                                       for q in ("q1", "q2")}
+    model = build_cross_encoder(backbone, method, 24)
+    load_learned_state(model, saved)
+    with torch.no_grad():
+        again = model.eval().score(["cat mat"], ["the cat sat on the mat item 1"]).item()
+    assert again == pytest.approx(reranked["q1"]["d1"], rel=1e-4)
