@@ -43,6 +43,7 @@ def rank_pairs(model: CrossEncoder, topics: dict[str, str], candidates: dict[str
 
 
 def parameter_shares(model: CrossEncoder) -> dict[str, int | float]:
+    """What trains (the head, and the adapters or the whole encoder) against the whole reranker."""
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
     return {"trainable": trainable, "total": total, "percent_trainable": round(100 * trainable / total, 3)}
