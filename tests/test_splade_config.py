@@ -121,6 +121,8 @@ def test_trec_dl_is_searched_in_ms_marcos_index_and_evaluated_on_all_its_queries
     ("sparse_retrieval: {rerankers: {rerank: {depth: 5000}}}",
      "sparse_retrieval.rerankers.rerank.depth = 5000: at most index.depth = 1000"),
     ("sparse_retrieval: {tables: {table7: {rows: [{label: MiniLM FT, reranker: nope}]}}}", "reranker = 'nope'"),
+    ("sparse_retrieval: {tables: {table7: {columns: [{label: a, metric: RR@10}, {label: m, mean_of: [b]}]}}}",
+     "sparse_retrieval.tables.table7 column 'm'.mean_of: 'b' is not the label of another measured column"),
 ])
 def test_a_bad_sparse_config_is_one_line_naming_the_key(irds_home, tmp_path, text, key):
     assert key in one_line_error(tmp_path, text)

@@ -148,6 +148,11 @@ def test_a_splade_tables_bm25_row_has_no_r_flops_and_a_retriever_prints_its_trai
     cells = dense_cells(layout, [bm25, trained], [summary])
     assert [c["printed"] for c in cells] == ["0.7500", "-", "1.0000", "3.0000"]
     assert cells[1]["runs"] is None and cells[3]["printed_parameters"] == "1.5M (2.23%)"
+    layout["columns"].append({"label": "Mean", "mean_of": ["MRR@10", "R-FLOPS"]})      # as Table 3's BEIR mean
+    layout["baseline"] = "Adapter"
+    cells = dense_cells(layout, [bm25, trained], [summary])
+    assert [c["printed"] for c in cells] == ["0.7500", "-", "-", "1.0000", "3.0000", "2.0000"]
+    assert cells[5]["candidates"] == {"MRR@10": 1.0, "R-FLOPS": 3.0} and cells[5]["ttest"] is None
 
 
 @pytest.mark.parametrize("kind", ["ft", "adapter"])

@@ -206,6 +206,9 @@ class Auditor:
 
     def chain(self, cell: dict) -> list[str]:
         """Human-readable trace of a cell: commit → config → weights → run → metric → cell."""
+        if not cell["runs"] and cell.get("metric") == dense.MEAN:
+            return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} = the mean of the row's cells "
+                    f"{cell['candidates']} (each traced on its own line)"]
         if not cell["runs"]:
             return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} copied from {cell['source']}, "
                     f"not reproduced here: nothing to trace"]

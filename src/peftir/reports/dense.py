@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from statistics import fmean
 
 import pandas as pd
 from scipy import stats as scipy_stats
@@ -28,6 +29,7 @@ from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _referenc
 from .tables import latex_escape, render_latex, write_table
 
 REPORTED_ROW = "reported"
+MEAN = "mean"                  # a ``mean_of`` column's metric name
 ROW_TITLE = "Retriever"
 TTEST = ("paired two-sided t-test (scipy.stats.ttest_rel) of the cell's per-query values against the baseline "
          "row's, paired by fold, seed and query; * p <= 0.05 (ours: the dense papers test nothing; Adapters-SPLADE's "
@@ -185,9 +187,11 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[
     runs, references, counts = index_files(layout, metrics, summaries)
     files, cells = MetricFiles(), []
     for i, row, j, column, settings in cell_settings(layout):
-        metric = settings["metric"]
+        metric = settings.get("metric", MEAN)
         if settings.get("reported"):
             cell = _reported(row, j) | _where(i, row, column, metric, REPORTED_ROW, None)
+        elif column.get("mean_of"):
+            cell = {}                     # the mean of the row's other cells, below, once they are made
         elif settings.get("reference") and metric == R_FLOPS:
             cell = _not_measured(settings["reference"]) | _where(i, row, column, metric, REFERENCE_ROW, None)
         elif settings.get("reference"):
@@ -205,14 +209,32 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[
             cell = run_cell(records, metric, files) | _where(i, row, column, metric, METHOD_ROW,
                                                               *counts[records[0].metrics_file])
         cells.append(cell)
+    columns = len(layout["columns"])
+    for index, (i, row, j, column, _) in enumerate(cell_settings(layout)):
+        if column.get("mean_of") and not row.get("reported"):
+            shown = {c["dataset"]: c for c in cells[i * columns:(i + 1) * columns] if c}
+            kind = next(c["row_kind"] for c in shown.values())
+            cells[index] = _mean_cell([shown[label] for label in column["mean_of"]]) | _where(
+                i, row, column, MEAN, kind, shown[column["mean_of"][0]]["trainable_parameters"])
+            cells[index]["printed_parameters"] = shown[column["mean_of"][0]]["printed_parameters"]
     if layout["baseline"]:
-        columns = len(layout["columns"])
         base_row = next(i for i, row in enumerate(layout["rows"]) if row["label"] == layout["baseline"])
         for index, cell in enumerate(cells):
             baseline = cells[base_row * columns + index % columns]
-            if cell["row_kind"] == METHOD_ROW and cell is not baseline and baseline["row_kind"] == METHOD_ROW:
+            if cell["row_kind"] == METHOD_ROW and cell is not baseline and baseline["row_kind"] == METHOD_ROW \
+                    and cell["metric"] != MEAN:
                 test_against(cell, baseline)
     return cells
+
+
+def _mean_cell(averaged: list[dict]) -> dict:
+    """A row's mean over the columns a ``mean_of`` column names (Table 3's mean over BEIR): untested, "-" when one
+    of them is; ``candidates`` holds the values averaged, by column."""
+    values = [cell["value"] for cell in averaged]
+    mean = None if None in values else fmean(values)
+    return {"method": MEAN, "value": mean, "printed": "-" if mean is None else f"{mean:.4f}", "stars": "",
+            "p_value": None, "rounding": "4 decimal places of the mean of the row's cells it names", "per_seed": None,
+            "runs": None, "ttest": None, "candidates": {cell["dataset"]: cell["value"] for cell in averaged}}
 
 
 def latex_options(layout: dict) -> dict[str, str]:

@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 
 from ..data import folds, trec
-from ..files import atomic_directory, write_json
 from ..methods.learned import load_learned_state
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..rankers.cross_encoder import CrossEncoder, build_cross_encoder
@@ -24,7 +23,7 @@ from ..sparse.evaluation import evaluated_queries
 from .passage_groups import PassageGroups
 from .train_retriever import negative_pools
 from .train_splade import WEIGHTS, validation_queries
-from .validated import train_validated
+from .validated import save_trained, train_validated
 
 
 def rank_pairs(model: CrossEncoder, topics: dict[str, str], candidates: dict[str, list[str]], texts,
@@ -81,17 +80,9 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
         trained = train_validated(model, update, lambda: rank_pairs(model, topics, validation, valid_texts,
                                                                     settings["batch_size"]),
                                   qrels, valid, method["lr"], settings)
-    with atomic_directory(output) as building:
-        torch.save(trained["best"]["state"], building / WEIGHTS)
-    shares = parameter_shares(model)
-    facts = {"method": method, "backbone": spec["backbone"], "seed": seed, "training_queries": len(groups.qids),
-             "validation_queries": len(valid), "trainable_parameters": shares["trainable"],
-             "percent_trainable": shares["percent_trainable"], "parameters": shares, "losses": trained["losses"],
-             "validation": trained["validation"], "best_step": trained["best"]["step"],
-             "seconds": round(time.monotonic() - started, 1),
-             "execution": {"device": model.device.type, "precision": "bf16" if model.autocast else "fp32"}}
-    write_json(summary, facts)
-    return facts
+    about = {"method": method, "backbone": spec["backbone"], "seed": seed, "training_queries": len(groups.qids),
+             "validation_queries": len(valid)}
+    return save_trained(model, trained, WEIGHTS, output, summary, about, parameter_shares(model), started)
 
 
 def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first_stage: str, fold: str, threads: int,

@@ -22,7 +22,6 @@ from typing import Mapping
 import torch
 
 from ..data import folds, trec
-from ..files import atomic_directory, write_json
 from ..methods.learned import learned_state, load_learned_state
 from ..rankers.configured import autocast_dtype, device
 from ..rankers.inputs import Collection
@@ -31,7 +30,7 @@ from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, 
 from ..sparse.losses import splade_loss
 from .passage_groups import PassageGroups
 from .train_retriever import negative_pools
-from .validated import train_validated
+from .validated import save_trained, train_validated
 
 WEIGHTS = "learned.pt"      # in a trained retriever's directory: its learned parameters
 
@@ -97,18 +96,9 @@ def train_splade(backbone: str, layers: int | None, method: dict, settings: dict
     trained = {"losses": [], "validation": [], "best": {"state": learned_state(encoder), "step": 0}}
     if groups is not None:
         trained = _train(encoder, groups, method, settings, collection, candidates, valid_qids, qrels, scores)
-    with atomic_directory(output) as building:
-        torch.save(trained["best"]["state"], building / WEIGHTS)
-    counts = parameter_counts(encoder)
-    facts = {"method": method, "backbone": backbone, "seed": seed,
-             "training_queries": 0 if groups is None else len(groups.qids),
-             "validation_queries": len(valid_qids), "trainable_parameters": counts["trainable"],
-             "percent_trainable": counts["percent_trainable"], "parameters": counts, "losses": trained["losses"],
-             "validation": trained["validation"], "best_step": trained["best"]["step"],
-             "seconds": round(time.monotonic() - started, 1),
-             "execution": {"device": encoder.device.type, "precision": "bf16" if encoder.autocast else "fp32"}}
-    write_json(summary, facts)
-    return facts
+    about = {"method": method, "backbone": backbone, "seed": seed,
+             "training_queries": 0 if groups is None else len(groups.qids), "validation_queries": len(valid_qids)}
+    return save_trained(encoder, trained, WEIGHTS, output, summary, about, parameter_counts(encoder), started)
 
 
 def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict, collection: Collection,

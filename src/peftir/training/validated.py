@@ -5,13 +5,17 @@ loss of one batch, backward done) and its own ranking of the validation queries'
 """
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from statistics import fmean
 from typing import Callable
 
+import torch
 from torch import nn
 
 from ..data import trec
 from ..evaluation.metrics import evaluate_run
+from ..files import atomic_directory, write_json
 from ..methods.learned import learned_state
 from .steps import train_updates
 
@@ -43,3 +47,18 @@ def train_validated(model: nn.Module, update: Callable[[int], float], rank: Call
     losses = train_updates(model, update, steps, lr, settings["warmup_steps"], settings["weight_decay"],
                            log_every=max(1, steps // 10), no_decay=(), after=validate)
     return {"losses": losses, "validation": curve, "best": best}
+
+
+def save_trained(model: nn.Module, trained: dict, weights: str, output: str, summary: str, about: dict,
+                 counts: dict, started: float) -> dict:
+    """The best state to ``output``/``weights`` (atomically) and the job's facts to ``summary``: ``about`` (method,
+    backbone, seed, query counts), the parameter ``counts`` (trainable, percent_trainable, ...), the losses and
+    validation curve, the seconds since ``started`` and where the model ran."""
+    with atomic_directory(output) as building:
+        torch.save(trained["best"]["state"], Path(building) / weights)
+    facts = {**about, "trainable_parameters": counts["trainable"], "percent_trainable": counts["percent_trainable"],
+             "parameters": counts, "losses": trained["losses"], "validation": trained["validation"],
+             "best_step": trained["best"]["step"], "seconds": round(time.monotonic() - started, 1),
+             "execution": {"device": model.device.type, "precision": "bf16" if model.autocast else "fp32"}}
+    write_json(summary, facts)
+    return facts

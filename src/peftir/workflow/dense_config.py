@@ -86,8 +86,17 @@ def check_table(key: str, spec: dict, cells: list[dict], check_cell: Callable[[d
                                    f"{len(spec['columns'])} columns")
         if row.get("reference") and "reported" in row:
             raise DenseConfigError(f"config key {key}.rows[{index}]: a row is a reference or reported, not both")
+    columns = [column["label"] for column in spec["columns"]]
+    for column in spec["columns"]:
+        for label in column.get("mean_of") or []:
+            averaged = [c for c in spec["columns"] if c["label"] == label and not c.get("mean_of")]
+            if not averaged:
+                raise DenseConfigError(f"config key {key} column {column['label']!r}.mean_of: {label!r} is not the "
+                                       f"label of another measured column; columns: {', '.join(columns)}")
     for index, cell in enumerate(cells):
         where = f"row {labels[index // len(spec['columns'])]!r}, column {index % len(spec['columns'])}"
+        if cell.get("mean_of"):
+            continue
         if "metric" not in cell:
             raise DenseConfigError(f"config key {key}: {where} has no metric (set it on the column or row)")
         if not cell.get("reported"):

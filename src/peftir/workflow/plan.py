@@ -318,7 +318,7 @@ def dense_cell_runs(config: Config, row: Mapping[str, Any]) -> list[str]:
     per fold; a reported row reads none."""
     dense = config["dense_retrieval"]
     dataset, folds, seeds = row["dataset"], dense["folds"], dense["seeds"]
-    if row.get("reported"):
+    if row.get("reported") or row.get("mean_of"):
         return []
     if row.get("reference") == "bm25":
         return [PATHS.dense_bm25_metrics.format(dataset=dataset, fold=fold) for fold in folds]
@@ -411,7 +411,7 @@ def splade_report_names(config: Config) -> list[str]:
 def splade_cell_runs(config: Config, cell: Mapping[str, Any]) -> list[str]:
     """The metrics files one SPLADE table cell reads: a retriever's or reranker's per fold × seed on its target
     collection, or BM25's per fold of the collection; a reported cell reads none."""
-    if cell.get("reported"):
+    if cell.get("reported") or cell.get("mean_of"):
         return []
     target = searched(cell)
     if cell.get("reference") == "bm25":
