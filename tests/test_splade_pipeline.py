@@ -20,7 +20,8 @@ from peftir.reports.dense import dense_cells
 from peftir.sparse.evaluation import evaluate_splade_run
 from peftir.sparse.teacher import TeacherScoresError, read_scores, write_teacher_run
 from peftir.training.train_cross_encoder import rerank_first_stage, train_cross_encoder
-from peftir.training.train_splade import WEIGHTS, train_splade
+from peftir.training.train_splade import train_splade
+from peftir.training.validated import WEIGHTS
 
 from test_splade import ADAPTER, distilbert
 

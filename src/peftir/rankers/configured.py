@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from ..methods.attach import apply
 from ..methods.base import ParamGroups
@@ -43,6 +44,15 @@ def autocast_dtype(precision: str, on: torch.device) -> torch.dtype | None:
     return torch.bfloat16
 
 
+def placed(model: nn.Module, execution: dict | None) -> nn.Module:
+    """``model`` on the device and with the encoder's autocast that ``execution`` names (``{"device": ...,
+    "precision": ...}``; None: the CPU in fp32); the model keeps its autocast type in ``model.autocast``."""
+    execution = execution or {"device": "cpu", "precision": "fp32"}
+    on = device(execution["device"])
+    model.autocast = autocast_dtype(execution["precision"], on)
+    return model.to(on)
+
+
 def configured_ranker(name: str, backbone_settings: dict, settings: dict, method: dict, lr: dict, execution: dict,
                       threads: int) -> tuple[models.Ranker, ParamGroups, object]:
     """Backbone + ranker ``name`` + ``method`` (resolved), on the device and in the precision ``execution``
@@ -54,9 +64,7 @@ def configured_ranker(name: str, backbone_settings: dict, settings: dict, method
     loaded = backbone.load(backbone_settings["name"], backbone_settings["layers"])
     ranker = models.build(name, loaded.model, loaded.tokenizer, settings)
     groups = apply(ranker, method, lr)
-    on = device(execution["device"])
-    ranker.autocast = autocast_dtype(execution["precision"], on)
-    return ranker.to(on), groups, loaded.tokenizer
+    return placed(ranker, execution), groups, loaded.tokenizer
 
 
 def execution_used(ranker: models.Ranker) -> dict:

@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
 from ..sparse.encoder import adapter_config
-from .configured import autocast_dtype, device
+from .configured import placed
 from .pretrained import resolve
 
 METHODS = ("ft", "adapter")
@@ -51,8 +51,4 @@ def build_cross_encoder(backbone: str, method: dict, max_len: int, execution: di
         adapters.init(encoder)
         encoder.add_adapter(ADAPTER, config=adapter_config(method))
         encoder.train_adapter(ADAPTER)
-    model = CrossEncoder(encoder, AutoTokenizer.from_pretrained(path), max_len)
-    execution = execution or {"device": "cpu", "precision": "fp32"}
-    on = device(execution["device"])
-    model.autocast = autocast_dtype(execution["precision"], on)
-    return model.to(on)
+    return placed(CrossEncoder(encoder, AutoTokenizer.from_pretrained(path), max_len), execution)

@@ -15,15 +15,14 @@ import torch
 import torch.nn.functional as F
 
 from ..data import folds, trec
-from ..methods.learned import load_learned_state
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..rankers.cross_encoder import CrossEncoder, build_cross_encoder
 from ..rankers.inputs import Collection
 from ..sparse.evaluation import evaluated_queries
 from .passage_groups import PassageGroups
 from .train_retriever import negative_pools
-from .train_splade import WEIGHTS, validation_queries
-from .validated import save_trained, train_validated
+from .train_splade import validation_queries
+from .validated import load_kept, save_trained, train_validated
 
 
 def rank_pairs(model: CrossEncoder, topics: dict[str, str], candidates: dict[str, list[str]], texts,
@@ -82,7 +81,7 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
                                   qrels, valid, method["lr"], settings)
     about = {"method": method, "backbone": spec["backbone"], "seed": seed, "training_queries": len(groups.qids),
              "validation_queries": len(valid)}
-    return save_trained(model, trained, WEIGHTS, output, summary, about, parameter_shares(model), started)
+    return save_trained(model, trained, output, summary, about, parameter_shares(model), started)
 
 
 def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first_stage: str, fold: str, threads: int,
@@ -92,7 +91,7 @@ def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first
     run with ir_metadata."""
     torch.set_num_threads(threads)
     model = build_cross_encoder(spec["backbone"], spec["method"], spec["train"]["max_len"], spec["execution"])
-    load_learned_state(model, torch.load(f"{trained}/{WEIGHTS}", map_location=model.device, weights_only=True))
+    load_kept(model, trained)
     model.eval()
     qids = evaluated_queries(collection.folds, fold, settings["scope"])
     candidates = {q: list(docs) for q, docs in trec.read_run(first_stage, set(qids), settings["depth"]).items()}

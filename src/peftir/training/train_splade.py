@@ -22,17 +22,16 @@ from typing import Mapping
 import torch
 
 from ..data import folds, trec
-from ..methods.learned import learned_state, load_learned_state
-from ..rankers.configured import autocast_dtype, device
+from ..methods.learned import learned_state
+from ..rankers.configured import placed
 from ..rankers.inputs import Collection
 from ..rankers.pretrained import resolve
 from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, parameter_counts, with_method
 from ..sparse.losses import splade_loss
 from .passage_groups import PassageGroups
 from .train_retriever import negative_pools
-from .validated import save_trained, train_validated
+from .validated import load_kept, save_trained, train_validated
 
-WEIGHTS = "learned.pt"      # in a trained retriever's directory: its learned parameters
 
 
 def build_splade(backbone: str, layers: int | None, method: dict, settings: dict,
@@ -42,18 +41,15 @@ def build_splade(backbone: str, layers: int | None, method: dict, settings: dict
     config's; default: the CPU in fp32)."""
     model, tokenizer = masked_lm(resolve(backbone), layers)
     offset_logits(model, settings["logit_offset"])
-    encoder = with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]})
-    execution = execution or {"device": "cpu", "precision": "fp32"}
-    on = device(execution["device"])
-    encoder.autocast = autocast_dtype(execution["precision"], on)
-    return encoder.to(on)
+    return placed(with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]}),
+                  execution)
 
 
 def load_splade(backbone: str, layers: int | None, method: dict, settings: dict, trained: str,
                 execution: dict | None = None) -> Splade:
     """A trained SPLADE encoder: the backbone with the method's modules, its learned parameters put back."""
     encoder = build_splade(backbone, layers, method, settings, execution)
-    load_learned_state(encoder, torch.load(f"{trained}/{WEIGHTS}", map_location=encoder.device, weights_only=True))
+    load_kept(encoder, trained)
     return encoder.eval()
 
 
@@ -86,7 +82,7 @@ def train_splade(backbone: str, layers: int | None, method: dict, settings: dict
     started = time.monotonic()
     encoder = build_splade(backbone, layers, method, settings, execution)
     if init is not None:
-        load_learned_state(encoder, torch.load(f"{init}/{WEIGHTS}", map_location=encoder.device, weights_only=True))
+        load_kept(encoder, init)
     qrels = trec.read_qrels(collection.qrels)
     scores = trec.read_run(teacher, set(qids)) if teacher else None
     relevant = {qid: [d for d, rel in qrels.get(qid, {}).items()
@@ -98,7 +94,7 @@ def train_splade(backbone: str, layers: int | None, method: dict, settings: dict
         trained = _train(encoder, groups, method, settings, collection, candidates, valid_qids, qrels, scores)
     about = {"method": method, "backbone": backbone, "seed": seed,
              "training_queries": 0 if groups is None else len(groups.qids), "validation_queries": len(valid_qids)}
-    return save_trained(encoder, trained, WEIGHTS, output, summary, about, parameter_counts(encoder), started)
+    return save_trained(encoder, trained, output, summary, about, parameter_counts(encoder), started)
 
 
 def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict, collection: Collection,

@@ -16,10 +16,11 @@ from torch import nn
 from ..data import trec
 from ..evaluation.metrics import evaluate_run
 from ..files import atomic_directory, write_json
-from ..methods.learned import learned_state
+from ..methods.learned import learned_state, load_learned_state
 from .steps import train_updates
 
 VALIDATION_METRIC = "RR@10"
+WEIGHTS = "learned.pt"      # in a trained retriever's or reranker's directory: its learned parameters
 
 
 def train_validated(model: nn.Module, update: Callable[[int], float], rank: Callable[[], trec.Run],
@@ -49,16 +50,21 @@ def train_validated(model: nn.Module, update: Callable[[int], float], rank: Call
     return {"losses": losses, "validation": curve, "best": best}
 
 
-def save_trained(model: nn.Module, trained: dict, weights: str, output: str, summary: str, about: dict,
-                 counts: dict, started: float) -> dict:
-    """The best state to ``output``/``weights`` (atomically) and the job's facts to ``summary``: ``about`` (method,
+def save_trained(model: nn.Module, trained: dict, output: str, summary: str, about: dict, counts: dict,
+                 started: float) -> dict:
+    """The best state to ``output``/``WEIGHTS`` (atomically) and the job's facts to ``summary``: ``about`` (method,
     backbone, seed, query counts), the parameter ``counts`` (trainable, percent_trainable, ...), the losses and
     validation curve, the seconds since ``started`` and where the model ran."""
     with atomic_directory(output) as building:
-        torch.save(trained["best"]["state"], Path(building) / weights)
+        torch.save(trained["best"]["state"], Path(building) / WEIGHTS)
     facts = {**about, "trainable_parameters": counts["trainable"], "percent_trainable": counts["percent_trainable"],
              "parameters": counts, "losses": trained["losses"], "validation": trained["validation"],
              "best_step": trained["best"]["step"], "seconds": round(time.monotonic() - started, 1),
              "execution": {"device": model.device.type, "precision": "bf16" if model.autocast else "fp32"}}
     write_json(summary, facts)
     return facts
+
+
+def load_kept(model: nn.Module, trained: str) -> None:
+    """Put back the learned parameters ``save_trained`` kept in the directory ``trained``."""
+    load_learned_state(model, torch.load(Path(trained) / WEIGHTS, map_location=model.device, weights_only=True))
