@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: install demo all-tables test lint clean
+.PHONY: install demo all-tables test scale-test lint clean
 
 install: $(VENV)/.installed
 
@@ -31,6 +31,10 @@ all-tables: install
 
 test: install
 	$(BIN)/pytest -q
+
+# Every paper configuration run for real as a scale model (tests/scale_model.py): slow, run by .ci/run after `test`.
+scale-test: install
+	$(BIN)/pytest -q -m scale --durations=0
 
 lint: install
 	$(BIN)/snakemake --lint --cores 1

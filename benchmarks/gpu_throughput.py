@@ -1,38 +1,47 @@
-"""Training throughput of the three rankers at the paper's shape, fp32 against bf16 autocast.
+"""Training and encoding throughput of every backbone family the paper configurations use, fp32 against bf16.
 
-    .venv/bin/python benchmarks/gpu_throughput.py                 # on a GPU: BERT-base, 16 pairs × 512 tokens
-    .venv/bin/python benchmarks/gpu_throughput.py --device cpu --layers 2 --steps 2   # a quick check on a laptop
+    .venv/bin/python benchmarks/gpu_throughput.py --write     # on a GPU: the paper shapes; calibrates `peftir plan`
+    .venv/bin/python benchmarks/gpu_throughput.py --device cpu --layers 2 --steps 1   # a quick check on a laptop
 
-For monoBERT, TwinBERT and ColBERT with full fine-tuning and LoRA, it times training steps as the
-training loop takes them (16 (query, relevant, non-relevant) pairs, the pairwise loss, Adam; micro-batches
-as configured) on a randomly initialised BERT-base-shaped encoder (speed does not depend on the weights,
-and nothing is downloaded), in fp32 and with ``execution.precision: bf16`` (the encoder in bf16 autocast,
-TF32 for what stays fp32). It reports milliseconds per step, tokens per second and, on a GPU whose peak it
-knows (or ``--peak-tflops``), the fraction of the dense bf16 peak reached, counting 6 × encoder parameters
-× tokens per step as the issue's measurement did. Results go to ``results/benchmarks/gpu_throughput.json``.
+Each workload is the pipeline's own code at a paper's shape, on a randomly initialised model of the family's size
+(speed does not depend on the weights; nothing is downloaded), placed by the execution seam in fp32 and in bf16
+autocast (TF32 for what stays fp32):
+
+- ``monobert`` / ``twinbert`` / ``colbert``: BERT-base, 16 (query, relevant, non-relevant) pairs of 512 tokens,
+  the pairwise loss, Adam (micro-batches of 2 as the paper, and 16), full fine-tuning and LoRA;
+- ``splade``: DistilBERT with its MLM head, 32 queries × (relevant, negative) of 256 tokens, SPLADE's loss through
+  the gradient cache (chunks of 32 texts);
+- ``dpt``: RoBERTa-large with deep prompts of 128, 8 queries × 30 passages of 128 tokens, the contrastive loss
+  through the gradient cache (chunks of 64);
+- ``condenser``: BERT-base with a 2-layer Condenser head, 64 blocks of 128 tokens, both MLM losses.
+
+Per workload: milliseconds per step, trained tokens per second, encoded tokens per second (a forward without
+gradients), and on a GPU whose peak it knows (or ``--peak-tflops``) the fraction of the dense bf16 peak reached,
+counting 6 × encoder parameters × tokens. Results go to ``results/benchmarks/gpu_throughput.json``; with ``--write``
+the per-family rates also go to ``benchmarks/calibration.json`` (``measured``), which ``peftir plan`` then uses in
+place of its analytic rates.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
-from transformers.models.bert.modeling_bert import BertConfig
 
-from peftir.layout import resolve_method
-from peftir.methods.attach import apply
-from peftir.rankers import backbone, models
-from peftir.training.loop import pairwise_loss
+from peftir.execution.seam import Execution
+from peftir.files import atomic_write
 
 OUTPUT = Path("results/benchmarks/gpu_throughput.json")
+CALIBRATION = Path(__file__).resolve().parent / "calibration.json"
 # dense bf16 tensor-core peaks (TFLOP/s, without sparsity), from the vendors' data sheets
 PEAK_BF16 = {"H100 80GB HBM3": 989.0, "H100 PCIe": 756.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0,
              "RTX 3090": 71.0, "RTX 4090": 165.0}
-METHODS = {"full": {"full": {}}, "lora": {"lora": {"rank": 16, "alpha": 32, "dropout": 0.1,
-                                                   "target_modules": ["query", "value"], "scaling": "alpha_over_r"}}}
 LR = {"ranker": 1e-4, "bert": 1e-5, "peft": 1e-4}
+Step = Callable[[], int]           # one training step; returns the tokens it trained
 
 
 def peak(device: torch.device, given: float | None) -> float | None:
@@ -42,77 +51,222 @@ def peak(device: torch.device, given: float | None) -> float | None:
     return next((value for key, value in PEAK_BF16.items() if key in name), None)
 
 
-def step_time(ranker: models.Ranker, groups: list, pairs: int, micro: int, query: list[int], doc: list[int],
-              steps: int) -> float:
-    """Seconds per training step (after two warm-up steps), as the training loop takes one."""
-    optimizer = torch.optim.Adam(groups)
-    ranker.train()
-
-    def one_step() -> None:
-        optimizer.zero_grad()
-        for _ in range(pairs // micro):
-            scores = ranker.score_pairs([query] * 2 * micro, [doc] * 2 * micro)
-            (pairwise_loss(scores[:micro], scores[micro:]) * micro / pairs).backward()
-        optimizer.step()
-
+def timed(step: Callable[[], int], steps: int, device: torch.device) -> tuple[float, int]:
+    """Seconds per call of ``step`` (after two warm-up calls) and the tokens of one call."""
     for _ in range(2):
-        one_step()
-    if ranker.device.type == "cuda":
+        tokens = step()
+    if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(steps):
-        one_step()
-    if ranker.device.type == "cuda":
+        step()
+    if device.type == "cuda":
         torch.cuda.synchronize()
-    return (time.perf_counter() - start) / steps
+    return (time.perf_counter() - start) / steps, tokens
+
+
+RANKER_WORKLOADS = [f"{name}-{method}" for name in ("monobert", "twinbert", "colbert") for method in ("full", "lora")]
+
+
+def rankers(execution: Execution, layers: int, workload: str) -> tuple[torch.nn.Module, Step, Step]:
+    """A Semi-Siamese ranker on BERT-base at the paper's shape (``RANKER_WORKLOADS``: ranker-method): a training
+    step and an encoding pass."""
+    from transformers import BertConfig
+
+    from peftir.layout import resolve_method
+    from peftir.methods.attach import apply
+    from peftir.rankers import backbone, models
+    from peftir.training.loop import pairwise_loss
+
+    settings = {"max_query_len": 20, "max_doc_len": 800, "max_seq_len": 512, "monobert": {"dropout": 0.1},
+                "twinbert": {"pooling": "mean"}, "colbert": {"dim": 128}}
+    query, doc = list(range(2000, 2020)), list(range(3000, 3000 + 512 - 20 - 3))   # one full chunk
+    methods = {"full": {"full": {}}, "lora": {"lora": {"rank": 16, "alpha": 32, "dropout": 0.1,
+                                                       "target_modules": ["query", "value"],
+                                                       "scaling": "alpha_over_r"}}}
+    name, method = workload.split("-")
+    encoder = backbone.from_config(BertConfig(num_hidden_layers=layers))
+    ranker = models.build(name, encoder.model, encoder.tokenizer, settings)
+    optimizer = torch.optim.Adam(apply(ranker, resolve_method(method, methods[method]), LR))
+    execution.place(ranker)
+    tokens = 16 * 2 * (len(query) + len(doc) + 3)
+
+    def train() -> int:
+        ranker.train()
+        optimizer.zero_grad()
+        for _ in range(8):                             # micro-batches of 2 pairs, as the paper
+            scores = ranker.score_pairs([query] * 4, [doc] * 4)
+            (pairwise_loss(scores[:2], scores[2:]) / 8).backward()
+        optimizer.step()
+        return tokens
+
+    def encode() -> int:
+        with torch.no_grad():
+            ranker.eval().score_pairs([query] * 32, [doc] * 32)
+        return tokens
+
+    return ranker.bert, train, encode
+
+
+def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+    from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
+
+    from peftir.execution.gradients import cached_gradient
+    from peftir.rankers.pretrained import EMBEDDED, resolve
+    from peftir.sparse.encoder import DOCUMENT, QUERY, with_method
+    from peftir.sparse.losses import splade_loss
+
+    lm = DistilBertForMaskedLM(DistilBertConfig(n_layers=layers))
+    tokenizer = AutoTokenizer.from_pretrained(resolve(EMBEDDED))
+    encoder = execution.place(with_method(lm, tokenizer, {"name": "ft"}, {QUERY: 256, DOCUMENT: 256}))
+    optimizer = torch.optim.AdamW([p for p in encoder.parameters() if p.requires_grad], lr=8e-5)
+    text = " ".join(["retrieval"] * 254)
+    regularisation = {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 50000}
+
+    def train() -> int:              # queries, positives, negatives: three chunks of 32 through the gradient cache
+        optimizer.zero_grad()
+        cached_gradient(execution, [(role, [text] * 32) for role in (QUERY, DOCUMENT, DOCUMENT)],
+                        lambda chunk: (0.0, encoder.encode(chunk[1], chunk[0])),
+                        lambda reps: splade_loss(reps[0], reps[1], reps[2], 1, regularisation)["loss"])
+        optimizer.step()
+        return 96 * 256
+
+    def encode() -> int:
+        with torch.no_grad():
+            encoder.eval().encode([text] * 64, DOCUMENT)
+        encoder.train()
+        return 64 * 256
+
+    return lm.distilbert, train, encode
+
+
+def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+    from transformers import AutoTokenizer, RobertaConfig, RobertaModel
+
+    from peftir.methods.deep_prompt import deep_prompts
+    from peftir.rankers.pretrained import EMBEDDED, resolve
+    from peftir.retrieval.dense_retriever import PASSAGE, DenseRetriever
+    from peftir.training.train_retriever import retriever_update
+
+    config = RobertaConfig(hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16, intermediate_size=4096,
+                           max_position_embeddings=514, vocab_size=30522)
+    encoder = deep_prompts(RobertaModel(config, add_pooling_layer=False), 128, False, 512, 0.1)
+    tokenizer = AutoTokenizer.from_pretrained(resolve(EMBEDDED))       # ids only matter for speed: BERT's pieces
+    retriever = execution.place(DenseRetriever(encoder, tokenizer, 32, 128))
+    optimizer = torch.optim.AdamW([p for p in retriever.parameters() if p.requires_grad], lr=7e-3)
+    texts = {f"d{i}": " ".join(["passage"] * 126) for i in range(30)}
+    update = retriever_update(retriever, execution, {f"q{i}": "a query of some words" for i in range(8)},
+                              lambda ids: {i: texts[i] for i in ids}, 64)
+    batch = [(f"q{i}", list(texts)) for i in range(8)]
+
+    def train() -> int:
+        optimizer.zero_grad()
+        update(batch)
+        optimizer.step()
+        return 8 * (32 + 30 * 128)
+
+    def encode() -> int:
+        with torch.no_grad():
+            retriever.eval().encode(list(texts.values()) * 4, PASSAGE)
+        retriever.train()
+        return 120 * 128
+
+    return encoder.base_model, train, encode
+
+
+def condenser(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+    from transformers import BertConfig, BertForMaskedLM
+
+    from peftir.pretraining.condenser import Condenser
+    from peftir.pretraining.retrieval_pretraining import pretraining_update
+
+    model = execution.place(Condenser(BertForMaskedLM(BertConfig(num_hidden_layers=layers)), max(1, layers // 2), 2))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(1000, 20000, (64, 128))
+    labels = torch.where(torch.rand(ids.shape) < 0.15, ids, torch.full_like(ids, -100))
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": labels}
+    update = pretraining_update("condenser", model, execution, 64)
+
+    def train() -> int:
+        optimizer.zero_grad()
+        update(batch)
+        optimizer.step()
+        return 64 * 128
+
+    def encode() -> int:
+        with torch.no_grad(), execution.precision():
+            model.eval().lm.bert(**execution.inputs({"input_ids": ids, "attention_mask": batch["attention_mask"]}))
+        model.train()
+        return 64 * 128
+
+    return model.lm.bert, train, encode
+
+
+FAMILIES = {"splade": ("distilbert", 6, splade), "dpt": ("roberta", 24, dpt), "condenser": ("bert", 12, condenser)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--layers", type=int, default=12, help="encoder layers (BERT-base: 12)")
-    parser.add_argument("--seq", type=int, default=512, help="max_seq_len (paper: 512)")
-    parser.add_argument("--pairs", type=int, default=16, help="pairs per step (paper: 16)")
-    parser.add_argument("--micro", type=int, nargs="+", default=[2, 16], help="micro-batches (paper: 2)")
+    parser.add_argument("--layers", type=int, help="layers of every model (default: each family's own)")
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--only", nargs="+", help="workloads to run (rankers, splade, dpt, condenser)")
     parser.add_argument("--peak-tflops", type=float, help="the device's dense bf16 peak, if not known here")
+    parser.add_argument("--write", action="store_true", help="put the rates in benchmarks/calibration.json")
     args = parser.parse_args()
     device = torch.device(args.device)
-    settings = {"max_query_len": 20, "max_doc_len": 800, "max_seq_len": args.seq, "monobert": {"dropout": 0.1},
-                "twinbert": {"pooling": "mean"}, "colbert": {"dim": 128}}
-    query, doc = list(range(2000, 2020)), list(range(3000, 3000 + args.seq - 20 - 3))   # one full chunk
+    if args.write and device.type != "cuda":
+        parser.error("--write records GPU rates: run it on a CUDA device")
     bf16_peak = peak(device, args.peak_tflops)
     results = []
-    for ranker_name in ("monobert", "twinbert", "colbert"):
-        for method in METHODS:
-            for precision in ("fp32", "bf16"):
-                for micro in args.micro:
-                    torch.manual_seed(0)
-                    encoder = backbone.from_config(BertConfig(num_hidden_layers=args.layers))
-                    ranker = models.build(ranker_name, encoder.model, encoder.tokenizer, settings)
-                    groups = apply(ranker, resolve_method(method, METHODS[method]), LR)
-                    ranker.to(device)
-                    # what execution.precision sets up (on a CPU too, where jobs would stay fp32: to time it)
-                    ranker.autocast = torch.bfloat16 if precision == "bf16" else None
-                    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "bf16"
-                    seconds = step_time(ranker, groups, args.pairs, micro, query, doc, args.steps)
-                    tokens = args.pairs * 2 * (len(query) + len(doc) + 3)
-                    params = sum(p.numel() for p in ranker.bert.parameters())
-                    achieved = 6 * params * tokens / seconds / 1e12
-                    result = {"ranker": ranker_name, "method": method, "precision": precision, "micro_batch": micro,
-                              "ms_per_step": round(seconds * 1e3, 1), "tokens_per_s": round(tokens / seconds),
-                              "tflops_6nd": round(achieved, 1),
-                              "fraction_of_bf16_peak": round(achieved / bf16_peak, 3) if bf16_peak else None}
-                    print(json.dumps(result), flush=True)
-                    results.append(result)
-                    del ranker, groups, encoder
-                    if device.type == "cuda":
-                        torch.cuda.empty_cache()
+    for precision in ("fp32", "bf16"):
+        # what execution.precision sets up (on a CPU too, where jobs would stay fp32: to time it)
+        execution = Execution(device, torch.bfloat16 if precision == "bf16" else None)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "bf16"
+        workloads = {}                 # built one at a time, just before being timed, so one is on the GPU at once
+        if not args.only or "rankers" in args.only:
+            for name in RANKER_WORKLOADS:
+                workloads[name] = ("bert", 12, lambda name=name: rankers(execution, args.layers or 12, name))
+        for name, (family, layers, build) in FAMILIES.items():
+            if not args.only or name in args.only:
+                workloads[name] = (family, layers, lambda build=build, layers=layers: build(execution,
+                                                                                            args.layers or layers))
+        for name, (family, layers, build) in workloads.items():
+            torch.manual_seed(0)
+            encoder, train, encode = build()
+            seconds, tokens = timed(train, args.steps, device)
+            encoding, encoded = timed(encode, args.steps, device)
+            params = sum(p.numel() for p in encoder.parameters())
+            achieved = 6 * params * tokens / seconds / 1e12
+            result = {"workload": name, "family": family, "layers": args.layers or layers, "precision": precision,
+                      "ms_per_step": round(seconds * 1e3, 1), "train_tokens_per_s": round(tokens / seconds),
+                      "infer_tokens_per_s": round(encoded / encoding), "tflops_6nd": round(achieved, 1),
+                      "fraction_of_bf16_peak": round(achieved / bf16_peak, 3) if bf16_peak else None}
+            print(json.dumps(result), flush=True)
+            results.append(result)
+            del encoder, train, encode
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    about = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-             "layers": args.layers, "seq": args.seq, "pairs": args.pairs, "bf16_peak_tflops": bf16_peak,
-             "torch": torch.__version__}
-    OUTPUT.write_text(json.dumps({"about": about, "results": results}, indent=1))
+    OUTPUT.write_text(json.dumps({"about": {"device": gpu, "bf16_peak_tflops": bf16_peak, "torch": torch.__version__},
+                                  "results": results}, indent=1))
+    if args.write:
+        table = json.loads(CALIBRATION.read_text())
+        kept = {(row["family"], row["layers"], row["precision"]): row for row in table["measured"]}
+        measured = set()
+        for row in results:          # one rate per family: its first workload (monobert-full for BERT), replacing
+            key = (row["family"], row["layers"], row["precision"])          # an older measurement
+            if key in measured:
+                continue
+            measured.add(key)
+            kept[key] = {
+                "family": row["family"], "layers": row["layers"], "precision": row["precision"],
+                "train_tokens_per_s": row["train_tokens_per_s"], "infer_tokens_per_s": row["infer_tokens_per_s"],
+                "workload": row["workload"], "gpu": gpu, "date": datetime.date.today().isoformat()}
+        table["measured"] = sorted(kept.values(), key=lambda row: (row["family"], row["layers"], row["precision"]))
+        with atomic_write(CALIBRATION) as handle:
+            handle.write(json.dumps(table, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ def curve(collection, candidates: str, ranker: str, method: str, layers: int, do
     """Test effectiveness of one ranker × method after each checkpoint's number of training pairs."""
     from peftir.data import folds
     from peftir.layout import resolve_method
+    from peftir.execution.seam import Execution
     from peftir.rankers.configured import configured_ranker, ranking_data, seed_everything
     from peftir.rankers.rerank import rerank
     from peftir.training.loop import CandidateTriples, train
@@ -89,7 +90,7 @@ def curve(collection, candidates: str, ranker: str, method: str, layers: int, do
     lr = {key: value * lr_scale for key, value in CONFIG["training"]["lr"].items()}
     model, groups, tokenizer = configured_ranker(
         ranker, {"name": CONFIG["backbone"]["name"], "layers": layers}, settings,
-        resolve_method(method, CONFIG["methods"]), lr, {"device": "cpu", "precision": "fp32"}, 2)
+        resolve_method(method, CONFIG["methods"]), lr, Execution.of(None, threads=2))
     split = folds.rotation(folds.read_folds(collection.folds), fold)
     train_data = ranking_data(collection, candidates, split["train"], 100, tokenizer, settings)
     test_data = ranking_data(collection, candidates, split["test"], depth, tokenizer, settings)

@@ -173,6 +173,7 @@ def phase_stream_run(root: Path) -> dict:
 
 def phase_rerank_dev_scored(root: Path) -> dict:
     from peftir.data import folds
+    from peftir.execution.seam import Execution
     from peftir.layout import resolve_method
     from peftir.rankers.configured import configured_ranker, ranking_data
     from peftir.rankers.pretrained import EMBEDDED
@@ -181,7 +182,7 @@ def phase_rerank_dev_scored(root: Path) -> dict:
     settings = {**SETTINGS, "max_doc_len": 128, "max_seq_len": 128}
     model, _, tokenizer = configured_ranker(
         "twinbert", {"name": EMBEDDED, "layers": 1}, settings, resolve_method("full", {"full": {}}),
-        {"ranker": 1e-4, "bert": 1e-5, "peft": 1e-4}, {"device": "cpu", "precision": "fp32"}, threads=2)
+        {"ranker": 1e-4, "bert": 1e-5, "peft": 1e-4}, Execution.of(None, threads=2))
     collection = _collection(root)
     dev = folds.rotation(folds.read_folds(collection.folds), "1")["valid"][:300]
     data = ranking_data(collection, str(root / "bm25.run"), dev, 100, tokenizer, settings, keep_docs=False)

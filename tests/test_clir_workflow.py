@@ -14,6 +14,7 @@ from peftir.data import debian
 from peftir.provenance.records import read_record
 
 from checkout import clone
+from seam import audited, check_the_seam
 from test_workflow import snakemake, tampered
 
 TINY_CLIR = """
@@ -54,9 +55,14 @@ def clir_workflow(irds_home, tmp_path_factory):
         if "sha256" in str(problem):
             raise
         pytest.skip(f"no network to deb.debian.org: {problem}")
-    result = snakemake(workdir, TABLE, FIGURE, "--cores", "2")
+    result = snakemake(workdir, TABLE, FIGURE, "--cores", "2", env=audited(workdir))
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.integration
+def test_every_module_and_reranker_job_runs_its_models_through_the_execution_seam(clir_workflow):
+    check_the_seam(clir_workflow, {"mlm_head", "mlm_language_adapter", "ranking_adapter", "rerank_clir"})
 
 
 def _cells(workdir: Path) -> dict[str, dict]:

@@ -61,6 +61,52 @@ def test_unm_samples_non_relevant_documents_from_the_top_of_both_runs(english_re
     assert again == facts and (tmp_path / "m.run").read_text() == (tmp_path / "n.run").read_text()
 
 
+def _denoiser(tmp_path: Path) -> tuple[dict, str]:
+    """A monoBERT on the embedded backbone's lowest layer, its (untrained) weights saved as a ``train`` job saves
+    them, and the ``reranker`` entry of a ``mining`` param naming it."""
+    import torch
+
+    from peftir.execution.seam import CPU
+    from peftir.layout import resolve_method
+    from peftir.methods.learned import learned_state
+    from peftir.rankers.configured import configured_ranker
+    from peftir.rankers.pretrained import EMBEDDED
+
+    reranker = {"ranker": "monobert", "method": "full", "seed": 1, "calibration_queries": 1,
+                "backbone": {"name": EMBEDDED, "layers": 1}, "resolved": resolve_method("full", {"full": {}}),
+                "settings": {"max_query_len": 8, "max_doc_len": 16, "max_seq_len": 32, "monobert": {"dropout": 0.1}},
+                "training": {"lr": {"ranker": 1e-4, "bert": 1e-5, "peft": 1e-4}}, "rerank": {"batch_size": 4},
+                "execution": {"device": "cpu", "precision": "fp32"}}
+    model, _, _ = configured_ranker("monobert", reranker["backbone"], reranker["settings"], reranker["resolved"],
+                                    reranker["training"]["lr"], CPU)
+    torch.save({"state": learned_state(model), "epoch": 1}, tmp_path / "monobert.pt")
+    return reranker, str(tmp_path / "monobert.pt")
+
+
+@pytest.mark.parametrize("threshold", [0.999, 1e-9])
+def test_denoised_negatives_are_the_candidates_the_calibrated_reranker_puts_below_the_threshold(
+        english_relevance, tmp_path, threshold):
+    collection, _ = english_relevance
+    collection = collection.__class__(**{**vars(collection), "folds": _folds(tmp_path, {
+        "dataset": "toy", "splits": {"train": ["q1", "q2"], "valid": [], "test": []}})})
+    bm25 = _run(tmp_path / "bm25.run", {"q1": ["d1", "d0", "d2", "d4", "d6"], "q2": ["d0", "d1", "d3", "d5"]})
+    first = _run(tmp_path / "first.run", {"q1": ["d7", "d3", "d5"], "q2": ["d2", "d7", "d6"]})
+    reranker, weights = _denoiser(tmp_path)
+    mining = {"depth": 3, "sample": 1, "seed": 1, "negatives": "denoised", "reranker": {**reranker,
+                                                                                        "threshold": threshold}}
+    facts = negative_mining.mine_negatives(collection, bm25, first, "1", mining, 1, str(tmp_path / "n.run"),
+                                           str(tmp_path / "n.json"), reranker_weights=weights)
+    pools = trec.read_run(tmp_path / "n.run")
+    relevant = {"q1": {"d1", "d3"}, "q2": {"d0", "d2"}}
+    assert facts["calibration"]["queries"] == 1 and all(not set(docs) & relevant[q] for q, docs in pools.items())
+    candidates = 4 + 4                      # the non-relevant of each run's top 3: q1 d0 d2 d7 d5, q2 d1 d3 d7 d6
+    assert facts["candidates_below"] + facts["candidates_at_or_above"] == candidates
+    if threshold > 0.5:      # every candidate a denoised negative: one more drawn per query, at most
+        assert facts["candidates_at_or_above"] == 0 and facts["undenoised"] <= facts["pool"] <= facts["undenoised"] + 2
+    else:                    # none: the pool is the un-denoised one
+        assert facts["candidates_below"] == 0 and facts["pool"] == facts["undenoised"]
+
+
 def test_the_reranker_is_calibrated_to_a_probability_of_relevance():
     rng = random.Random(0)
     scores = {f"q{i}": {f"r{i}": 3 + rng.random(), **{f"n{i}{j}": rng.random() - 2 for j in range(20)}}
@@ -80,11 +126,12 @@ def test_the_corpus_is_encoded_once_and_every_query_searched(english_relevance, 
     from peftir.retrieval.dense_search import index_corpus, search_queries
 
     collection, _ = english_relevance
-    spec = {"backbone": EMBEDDED, "layers": 1}
+    spec = {"backbone": EMBEDDED, "layers": 1, "execution": {"device": "cpu", "precision": "fp32"}}
     search = {"index": kind, "depth": 5, "batch_size": 4, "hnsw_m": 8, "ef_search": 4, "q_max_len": 8,
               "p_max_len": 16}
     facts = index_corpus(spec, search, collection.docs, 1, str(tmp_path / "index"))
     assert facts["documents"] == 8 and len(faiss_index.read(tmp_path / "index", 1).ids) == 8
+    assert facts["shards"] == 1 and facts["kind"] == kind
     about = {"dataset": "toy", "backbone": "minilm"}
     found = search_queries(spec, search, str(tmp_path / "index"), collection.queries, 1, about,
                            str(tmp_path / "x.run"), str(tmp_path / "x.yaml"))

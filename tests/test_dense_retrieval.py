@@ -12,6 +12,7 @@ from transformers import RobertaConfig, RobertaModel
 from peftir.methods.deep_prompt import deep_prompts, prompt_values, trainable
 from peftir.retrieval import faiss_index
 from peftir.retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
+from peftir.execution.seam import CPU
 from peftir.training.passage_groups import PassageGroups
 from tiny import tiny_backbone
 
@@ -106,36 +107,56 @@ def test_groups_put_the_positive_first_and_walk_the_negative_pool_epoch_by_epoch
         next(groups.batches(batch_size=3))
 
 
-def test_flat_index_search_is_exact_and_survives_writing(tmp_path):
+def test_flat_search_over_shards_is_exact_and_survives_writing(tmp_path):
     rng = np.random.default_rng(0)
     vectors, queries = rng.normal(size=(50, 8)).astype(np.float32), rng.normal(size=(3, 8)).astype(np.float32)
     ids = [f"d{i}" for i in range(50)]
-    faiss_index.write(faiss_index.build(vectors, ids), tmp_path / "index")
-    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index"]
-    found = faiss_index.read(tmp_path / "index", threads=1).search(queries, depth=5)
+    shards = [(vectors[start:start + 20], ids[start:start + 20]) for start in (0, 20, 40)]     # 20, 20, 10
+    facts = faiss_index.write(tmp_path / "index", iter(shards))
+    assert facts == {"kind": "flat", "documents": 50, "dimension": 8, "shards": 3}
+    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index.json", "shards"]
+    index = faiss_index.read(tmp_path / "index", threads=1)
     scores = queries @ vectors.T
-    for row, hits in zip(scores, found):
-        top = np.argsort(-row)[:5]
-        assert list(hits) == [ids[i] for i in top]
-        assert np.allclose(list(hits.values()), row[top], atol=1e-5)
+    for depth in (5, 15):                            # deeper than the last shard holds
+        for row, hits in zip(scores, index.search(queries, depth=depth)):
+            top = np.argsort(-row)[:depth]
+            assert list(hits) == [ids[i] for i in top]
+            assert np.allclose(list(hits.values()), row[top], atol=1e-5)
+    assert len(index.search(queries, depth=80)[0]) == 50        # a depth beyond the corpus returns all of it
 
 
-def test_an_approximate_index_reports_its_recall_against_exact_search():
+def test_exact_search_on_a_device_ranks_as_faiss_does_across_shards(tmp_path):
+    rng = np.random.default_rng(2)
+    vectors, queries = rng.normal(size=(50, 8)).astype(np.float32), rng.normal(size=(4, 8)).astype(np.float32)
+    faiss_index.write(tmp_path / "index", [(vectors[s:s + 20], [f"d{i}" for i in range(s, min(s + 20, 50))])
+                                          for s in (0, 20, 40)])
+    index = faiss_index.read(tmp_path / "index", threads=1)
+    for depth in (5, 15):                            # deeper than the last shard holds
+        scores, rows = index.on_device(queries, depth)           # the GPU path, run here on the CPU
+        expected = np.argsort(-(queries @ vectors.T), axis=1)[:, :depth]
+        assert np.array_equal(rows, expected)
+        assert np.allclose(scores, np.take_along_axis(queries @ vectors.T, expected, axis=1), atol=1e-5)
+
+
+def test_an_approximate_index_reports_its_recall_against_exact_search(tmp_path):
     rng = np.random.default_rng(1)
     vectors, queries = rng.normal(size=(300, 16)).astype(np.float32), rng.normal(size=(20, 16)).astype(np.float32)
     ids = [f"d{i}" for i in range(300)]
-    approximate = faiss_index.build(vectors, ids, kind="hnsw", hnsw_m=4, ef_search=4)
+    faiss_index.write(tmp_path / "hnsw", [(vectors[:150], ids[:150]), (vectors[150:], ids[150:])], kind="hnsw",
+                      hnsw_m=4, ef_search=4)
+    approximate = faiss_index.read(tmp_path / "hnsw", threads=1)
     exact = approximate.exact()
-    assert exact.index.ntotal == 300 and exact is not approximate
+    assert approximate.graph.ntotal == 300 and exact is not approximate and exact.graph is None
     recall = faiss_index.recall_against_exact(approximate.search(queries, 10), exact.search(queries, 10))
     assert 0.0 < recall <= 1.0
     assert faiss_index.recall_against_exact(exact.search(queries, 10), exact.search(queries, 10)) == 1.0
     with pytest.raises(ValueError, match="one of flat, hnsw"):
-        faiss_index.build(vectors, ids, kind="ivf")
+        faiss_index.write(tmp_path / "ivf", [(vectors, ids)], kind="ivf")
+    assert not (tmp_path / "ivf").exists()
 
 
-RETRIEVER = {"q_max_len": 8, "p_max_len": 16, "passages": 3, "negative_depth": 8, "batch_size": 2, "steps": 3,
-             "warmup_ratio": 0.1, "weight_decay": 0.0}
+RETRIEVER = {"q_max_len": 8, "p_max_len": 16, "passages": 3, "negative_depth": 8, "batch_size": 2, "chunk": 4,
+             "steps": 3, "warmup_ratio": 0.1, "weight_decay": 0.0, "max_grad_norm": 1.0}
 METHODS = {"ft": {"name": "ft", "lr": 1e-3},
            "dpt": {"name": "dpt", "lr": 1e-2, "length": 4, "reparametrise": False, "mlp_hidden": 16, "dropout": 0.1}}
 
@@ -155,7 +176,8 @@ def test_a_trained_retriever_is_saved_and_loaded_back_as_it_encodes(name, tiny_c
 
     collection, run = english_relevance
     facts = train_retriever(tiny_checkpoint, None, METHODS[name], RETRIEVER, collection, [str(run)], ["q1", "q2"],
-                            seed=1, threads=1, output=str(tmp_path / "retriever"), summary=str(tmp_path / "facts.json"))
+                            seed=1, execution=CPU, output=str(tmp_path / "retriever"),
+                            summary=str(tmp_path / "facts.json"))
     assert len(facts["losses"]) == 3 and facts["training_queries"] == 2
     saved = sorted(path.name for path in (tmp_path / "retriever").iterdir())
     if name == "dpt":       # only the prompts are saved: the backbone stays where it is
@@ -183,10 +205,26 @@ def test_encoding_a_corpus_in_length_sorted_batches_keeps_each_texts_vector_in_p
 
 
 def test_negative_pools_join_the_runs_tops_without_the_judged_relevant(tmp_path):
-    from peftir.training.train_retriever import negative_pools
+    from peftir.training.passage_groups import NegativePools
 
-    (tmp_path / "bm25").write_text("q1 Q0 d1 1 3 bm25\nq1 Q0 d2 2 2 bm25\nq1 Q0 d3 3 1 bm25\n")
+    (tmp_path / "bm25").write_text("q1 Q0 d1 1 3 bm25\nq1 Q0 d2 2 2 bm25\nq1 Q0 d3 3 1 bm25\n"
+                                   "q3 Q0 d1 1 3 bm25\nq9 Q0 d7 1 1 bm25\n")
     (tmp_path / "dense").write_text("q1 Q0 d4 1 9 dpt\nq1 Q0 d1 2 8 dpt\nq1 Q0 d5 3 7 dpt\n")
-    pools = negative_pools([str(tmp_path / "bm25"), str(tmp_path / "dense")], {"q1": {"d1": 1, "d2": 0}},
-                           ["q1", "q2"], depth=2)
-    assert pools == {"q1": ["d2", "d4"], "q2": []}            # d1 is relevant; d3 and d5 lie below depth 2
+    pools = NegativePools([str(tmp_path / "bm25"), str(tmp_path / "dense")], {"q1": {"d1": 1, "d2": 0},
+                                                                             "q3": {"d1": 1}}, ["q1", "q2", "q3"], depth=2)
+    # d1 is relevant; d3 and d5 lie below depth 2; q3's only candidate is relevant; q9 was not asked for
+    assert dict(pools) == {"q1": ["d2", "d4"]} and "q3" not in pools and "q9" not in pools
+
+
+def test_a_run_index_reads_one_query_back_and_refuses_a_query_split_in_two(tmp_path):
+    from peftir.data.run_index import RunIndex
+    from peftir.data.trec import MalformedFileError
+
+    (tmp_path / "run").write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 5 t\nq2 Q0 c 1 1 t\n\nq3 Q0 d 1 1 t\n")
+    seen = {}
+    index = RunIndex(tmp_path / "run", {"q1", "q3"}, visit=lambda qid, documents: seen.setdefault(qid, documents))
+    assert seen == {"q1": [("b", 5.0), ("a", 3.0)], "q3": [("d", 1.0)]} and "q2" not in index
+    assert index.top("q1", 1) == [("b", 5.0)] and index.top("q3") == [("d", 1.0)] and index.top("q2") == []
+    (tmp_path / "split").write_text("q1 Q0 a 1 3 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 5 t\n")
+    with pytest.raises(MalformedFileError, match="query q1 are not together"):
+        RunIndex(tmp_path / "split")

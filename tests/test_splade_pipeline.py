@@ -14,6 +14,7 @@ import torch
 from peftir.data import trec
 from peftir.data.folds import write_folds
 from peftir.methods.learned import load_learned_state
+from peftir.execution.seam import CPU
 from peftir.rankers.cross_encoder import build_cross_encoder
 from peftir.rankers.inputs import Collection
 from peftir.reports.dense import dense_cells
@@ -78,8 +79,9 @@ def test_teacher_scores_keep_the_training_queries_and_a_pickle_that_builds_objec
         write_teacher_run(str(tmp_path / "absent.pkl.gz"), str(tmp_path / "splits.json"), str(tmp_path / "t.run"))
 
 
-SETTINGS = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "steps": 2, "negative_depth": 8,
-            "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.0,
+SETTINGS = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "chunk": 2, "steps": 2,
+            "negative_depth": 8, "validation_depth": 8, "validate_every": 2, "warmup_steps": 1, "weight_decay": 0.0,
+            "max_grad_norm": 1.0,
             "in_batch_negatives": True, "regularisation": {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 2}}
 
 
@@ -94,7 +96,7 @@ def backbone(tokenizer, tmp_path):
 def _trained(backbone, english_relevance, tmp_path, name, method, **extra):
     collection, bm25 = english_relevance
     return train_splade(backbone, None, method, SETTINGS, collection, extra.pop("negatives", str(bm25)), str(bm25),
-                        ["q1", "q2"], ["q1", "q2"], 1, 1, str(tmp_path / name), str(tmp_path / f"{name}.json"),
+                        ["q1", "q2"], ["q1", "q2"], 1, CPU, str(tmp_path / name), str(tmp_path / f"{name}.json"),
                         **extra)
 
 
@@ -166,7 +168,8 @@ def test_a_reranker_trains_its_head_and_method_and_reranks_the_first_stage_with_
     method = {"name": kind, "lr": 1e-2, **({"reduction_factor": 16} if kind == "adapter" else {})}
     spec = {"backbone": backbone, "method": method, "execution": {"device": "cpu", "precision": "fp32"},
             "train": {"max_len": 24, "batch_size": 2, "steps": 2, "negative_depth": 8, "validation_queries": None,
-                      "validation_depth": 8, "validate_every": 1, "warmup_steps": 0, "weight_decay": 0.0}}
+                      "validation_depth": 8, "validate_every": 1, "warmup_steps": 0, "weight_decay": 0.0,
+                      "max_grad_norm": 1.0}}
     facts = train_cross_encoder(spec, collection, str(bm25), "1", 1, 1, str(tmp_path / "model"),
                                 str(tmp_path / "model.json"))
     saved = torch.load(tmp_path / "model" / WEIGHTS, weights_only=True)

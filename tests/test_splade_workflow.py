@@ -13,6 +13,7 @@ import pytest
 from peftir.data import trec
 
 from checkout import clone
+from seam import audited, check_the_seam
 from test_workflow import snakemake, tampered
 
 TINY_SPARSE = """
@@ -43,9 +44,15 @@ RERANKERS = "results/tables/splade-adapters/table7.tex"
 def splade_workflow(irds_home, tmp_path_factory):
     workdir = clone(tmp_path_factory.mktemp("splade"))
     (workdir / "tiny.yaml").write_text(TINY_SPARSE)
-    result = snakemake(workdir, TABLE, RERANKERS, "--cores", "2")
+    result = snakemake(workdir, TABLE, RERANKERS, "--cores", "2", env=audited(workdir))
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.integration
+def test_every_splade_and_reranker_job_runs_its_models_through_the_execution_seam(splade_workflow):
+    check_the_seam(splade_workflow, {"pretraining_mlm_head", "train_splade", "splade_index", "splade_search",
+                                     "train_splade_reranker", "splade_rerank"})
 
 
 def _audit(workdir: Path, table: str = TABLE) -> subprocess.CompletedProcess:

@@ -86,7 +86,7 @@ def test_training_keeps_the_best_validation_epoch():
         states.append(learned_state(model))
         return next(scores)
 
-    settings = {"epochs": 3, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1}
+    settings = {"epochs": 3, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1, "max_grad_norm": None}
     result = training.train(ranker, groups, DATA, training.CandidateTriples(DATA, ["q1", "q3"]), validate, settings,
                             seed=1)
     assert result.best_epoch == 2 and result.best_score == 0.5
@@ -99,7 +99,7 @@ def test_same_seed_same_weights():
         seed_everything(seed)
         ranker = tiny_ranker("colbert")
         groups = apply_method(ranker, "full", {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
-        settings = {"epochs": 1, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 2}
+        settings = {"epochs": 1, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 2, "max_grad_norm": None}
         pairs = training.CandidateTriples(DATA, ["q1"])
         return training.train(ranker, groups, DATA, pairs, lambda m: 0.0, settings, seed).best_state
     first, again = run(3), run(3)

@@ -18,6 +18,7 @@ from peftir import layout
 from peftir.data import folds, trec
 
 from checkout import clone
+from seam import audited, check_the_seam
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
@@ -78,9 +79,14 @@ def workflow(irds_home, tmp_path_factory):
     """The tiny configuration built in a clone of the repository, from its root, as a user runs it."""
     workdir = clone(tmp_path_factory.mktemp("workflow"))
     (workdir / "tiny.yaml").write_text(TINY)
-    result = snakemake(workdir, *TARGETS, "--cores", "2")
+    result = snakemake(workdir, *TARGETS, "--cores", "2", env=audited(workdir))
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.integration
+def test_every_ranker_job_runs_its_models_through_the_execution_seam(workflow):
+    check_the_seam(workflow, {"train", "rerank", "zero_shot"})
 
 
 def _table(workflow, name):

@@ -1,5 +1,6 @@
 """The ``peftir`` command: ``peftir audit results/tables/table5.tex``, ``peftir audit --crate table5.crate.zip``,
-``peftir crate results/tables/table5.tex -o results/crates/table5.crate.zip``."""
+``peftir crate results/tables/table5.tex -o results/crates/table5.crate.zip``, ``peftir plan config/paper-dptdr.yaml
+all_dense_tables``."""
 from __future__ import annotations
 
 import argparse
@@ -54,6 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     crate.add_argument("--directory", "-d", default=".", help="the workflow's working directory (holds results/)")
     crate.add_argument("--checkout", type=Path,
                        help="the workflow checkout (default: the one peftir is installed from)")
+    cost = commands.add_parser(
+        "plan", help="jobs, GPU-hours and memory a target will cost before it runs",
+        description="Plan TARGET (a rule or a file) on the checkout's config.yaml with CONFIG overlays, as Snakemake "
+                    "would (a dry run), and print per rule the jobs, the expected GPU-hours per job and in all, the "
+                    "largest GPU memory a job needs (analytic) and the host memory the config asks for, with the "
+                    "source of each rate (benchmarks/calibration.json: measured on a GPU, analytic, or a paper's "
+                    "reported time).")
+    cost.add_argument("configs", nargs="*", type=Path, metavar="CONFIG", help="overlays, e.g. config/paper-dptdr.yaml")
+    cost.add_argument("target", help="a rule (all_dense_tables) or a file (results/tables/table5.tex)")
+    cost.add_argument("--checkout", type=Path, help="the workflow checkout (default: the one peftir is installed from)")
+    cost.add_argument("--calibration", type=Path, help="a calibration table (default: benchmarks/calibration.json)")
     return parser
 
 
@@ -83,10 +95,26 @@ def _audit_crate(args: argparse.Namespace, checkout: Path) -> int:
                      rescored=args.rescore, left_out=unpacked.left_out)
 
 
+def _plan(args: argparse.Namespace, checkout: Path) -> int:
+    from .workflow import cost
+
+    calibration = cost.Calibration.read(args.calibration or checkout / cost.CALIBRATION)
+    overlays = [path.resolve() for path in args.configs if path.resolve() != (checkout / "config.yaml").resolve()]
+    try:
+        rules = cost.plan(checkout, overlays, [args.target], calibration)
+    except (RuntimeError, ValueError) as problem:
+        print(f"peftir plan: {problem}")
+        return 1
+    print(cost.render(rules, calibration))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     checkout = _checkout(args.checkout)
+    if args.command == "plan":
+        return _plan(args, checkout)
     if args.command == "crate":
         from .provenance.crate import CrateError, build_crate
 

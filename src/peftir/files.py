@@ -83,3 +83,17 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(building, path)
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+@contextmanager
+def scratch_directory(beside: str | os.PathLike) -> Iterator[Path]:
+    """A job's working space beside its output ``beside`` (``.<name>.scratch``: under ``results/`` like the output,
+    on the disk it is written to), emptied first (a killed job's leftovers) and removed when the block ends."""
+    beside = Path(beside)
+    path = beside.parent / f".{beside.name}.scratch"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -326,7 +326,8 @@ def _pretraining(config: Config, wildcards: Wildcards) -> dict:
     backbone = config["pretraining"]["backbone"]
     return {"objective": spec["objective"], "corpus": spec["corpus"], "backbone": backbone["name"],
             "fitted_head": backbone["mlm_head"] is not None, "warm_start": spec.get("warm_start"),
-            **config["pretraining"]["settings"], **spec.get("settings", {}), "seed": spec["seed"]}
+            **config["pretraining"]["settings"], **spec.get("settings", {}), "seed": spec["seed"],
+            "execution": _execution(config)}
 
 
 def _dense(config: Config) -> dict:
@@ -338,12 +339,14 @@ def _retriever(config: Config, wildcards: Wildcards) -> dict:
     (no ``retriever`` wildcard) backbone only."""
     dense = _dense(config)
     if "retriever" not in wildcards:
-        return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"]}
+        return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"],
+                "execution": _execution(config)}
     method = dense["methods"][wildcards["retriever"]]
     return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"],
             "method": {"name": method["kind"], **{key: value for key, value in method.items() if key != "steps"}},
             "train": {**dense["train"], "steps": method.get("steps", dense["train"]["steps"]),
-                      "negatives": wildcards["negatives"]}}
+                      "negatives": wildcards["negatives"]},
+            "execution": _execution(config)}
 
 
 def _mining(config: Config, wildcards: Wildcards) -> dict:

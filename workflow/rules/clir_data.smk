@@ -89,7 +89,7 @@ rule clir_dense_index:
     log:
         PATHS.log("clir_dense_index", "{language}"),
     params:
-        **params_of("clir_encoder"),
+        **params_of("clir_encoder", "execution"),
         code=code_of("clir_dense_index"),
     threads: threads_of("clir_dense_index")
     resources:
@@ -110,7 +110,7 @@ rule prerank_clir:
     log:
         PATHS.log("prerank_clir", "{pair}/{prerank}"),
     params:
-        **params_of("clir_prerank"),
+        **params_of("clir_prerank", "execution"),
         code=code_of("prerank_clir"),
     threads: threads_of("prerank_clir")
     resources:

@@ -34,7 +34,7 @@ rule mlm_head:
     log:
         PATHS.log("mlm_head", "mlm-head"),
     params:
-        **params_of("clir_backbone"),
+        **params_of("clir_backbone", "execution"),
         code=code_of("mlm_head"),
     threads: threads_of("mlm_head")
     resources:
@@ -57,7 +57,7 @@ rule mlm_language_adapter:
     log:
         PATHS.log("mlm_language_adapter", "{kind}/{language}"),
     params:
-        **params_of("language_module", "clir_backbone_name"),
+        **params_of("language_module", "clir_backbone_name", "execution"),
         code=code_of("mlm_language_adapter"),
     threads: threads_of("mlm_language_adapter")
     resources:
@@ -81,7 +81,7 @@ rule ranking_adapter:
     log:
         PATHS.log("ranking_adapter", "{ranking}/seed{seed}"),
     params:
-        **params_of("ranking_module", "clir_backbone_name"),
+        **params_of("ranking_module", "clir_backbone_name", "execution"),
         code=code_of("ranking_adapter"),
     threads: threads_of("ranking_adapter")
     resources:

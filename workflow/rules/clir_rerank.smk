@@ -12,7 +12,7 @@ rule rerank_clir:
     log:
         PATHS.log("rerank_clir", CLIR_RUN),
     params:
-        **params_of("clir_system", "clir_rerank", "clir_backbone_name"),
+        **params_of("clir_system", "clir_rerank", "clir_backbone_name", "execution"),
         code=code_of("rerank_clir"),
     threads: threads_of("rerank_clir")
     resources:

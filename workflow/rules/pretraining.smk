@@ -13,7 +13,7 @@ rule pretraining_mlm_head:
     log:
         PATHS.log("pretraining_mlm_head", "mlm-head"),
     params:
-        **params_of("pretraining_mlm_head"),
+        **params_of("pretraining_mlm_head", "execution"),
         code=code_of("pretraining_mlm_head"),
     threads: threads_of("pretraining_mlm_head")
     resources:

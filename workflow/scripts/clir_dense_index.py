@@ -4,4 +4,5 @@ from peftir.workflow.job import job
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.multilingual_dense import embed_documents
 
-    embed_documents(smk.input.docs, smk.params.clir_encoder, threads=smk.threads, index=smk.output.index)
+    embed_documents(smk.input.docs, smk.params.clir_encoder, execution=smk.params.execution, threads=smk.threads,
+                    index=smk.output.index)

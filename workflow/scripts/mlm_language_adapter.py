@@ -7,5 +7,6 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     settings = smk.params.language_module
     train_language_module(smk.input.get("backbone", smk.params.clir_backbone_name), smk.input.corpus,
                           smk.input.heldout, smk.wildcards.language, smk.wildcards.kind, settings,
-                          seed=settings["seed"], threads=smk.threads, output=smk.output.module,
+                          seed=settings["seed"], execution=smk.params.execution,
+                          threads=smk.threads, output=smk.output.module,
                           summary=smk.output.summary)

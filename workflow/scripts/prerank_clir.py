@@ -5,5 +5,5 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.multilingual_dense import prerank_clir
 
     prerank_clir(smk.wildcards.prerank, smk.params.clir_prerank, smk.wildcards.pair, smk.input.queries,
-                 smk.input.folds, smk.input.index, threads=smk.threads, run=smk.output.run,
-                 metadata=smk.output.metadata)
+                 smk.input.folds, smk.input.index, execution=smk.params.execution, threads=smk.threads,
+                 run=smk.output.run, metadata=smk.output.metadata)

@@ -9,4 +9,4 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     fit_mlm_head(smk.input.get("backbone", resolve(head["backbone"])), [smk.input.docs], [smk.input.heldout],
                  smk.output.backbone, steps=head["steps"], batch_size=head["batch_size"],
                  block_size=head["block_size"], lr=head["lr"], seed=head["seed"], threads=smk.threads,
-                 summary=smk.output.summary)
+                 execution=smk.params.execution, summary=smk.output.summary)

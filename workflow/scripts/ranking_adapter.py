@@ -9,4 +9,5 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     train_ranking_module(smk.input.get("backbone", smk.params.clir_backbone_name), smk.input.get("language_module"),
                          settings["source_language"], settings["kind"], settings["reduction_factor"], settings,
                          Collection.of(dict(smk.input.items())), smk.input.candidates, seed=int(smk.wildcards.seed),
-                         threads=smk.threads, output=smk.output.module, summary=smk.output.summary)
+                         execution=smk.params.execution, threads=smk.threads, output=smk.output.module,
+                         summary=smk.output.summary)

@@ -6,5 +6,6 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
 
     rerank_clir(smk.input.get("backbone", smk.params.clir_backbone_name), smk.params.clir_system,
                 smk.input.ranking_module, list(smk.input.language_modules), smk.wildcards.pair, smk.input.queries,
-                smk.input.docs, smk.input.prerank, smk.input.folds, smk.params.clir_rerank, threads=smk.threads,
+                smk.input.docs, smk.input.prerank, smk.input.folds, smk.params.clir_rerank,
+                execution=smk.params.execution, threads=smk.threads,
                 run=smk.output.run, metadata=smk.output.metadata)

@@ -1,4 +1,5 @@
-"""Looking documents up by id in the exported collection, without reading the collection into memory.
+"""Looking documents up by id in the exported collection, or reading it a window at a time, without reading the
+collection into memory.
 
 The export writes the documents once, as Anserini's JSON lines (``docs.jsonl``), and beside them a
 lookup: an SQLite table from each document id to the byte offset and length of its line. A job reads
@@ -20,6 +21,7 @@ from ..files import atomic_path
 from .trec import MalformedFileError
 
 BATCH = 900           # ids per SELECT: below SQLite's default limit of host parameters
+WINDOW = 100_000      # documents per window when a job encodes a whole collection (a dense index's shard)
 
 
 class LookupWriter:
@@ -128,3 +130,22 @@ class DocStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def document_windows(docs: str, size: int = WINDOW) -> Iterator[tuple[list[str], list[str]]]:
+    """A collection's document ids and texts, ``size`` documents at a time, in file order (``docs.jsonl``: id,
+    contents): what one shard of an index encodes, so no job holds a whole collection's texts."""
+    ids, texts = [], []
+    with open(docs, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                document = json.loads(line)
+                ids.append(document["id"])
+                texts.append(document["contents"])
+            except (ValueError, KeyError) as problem:
+                raise ValueError(f"{docs}:{number}: not a document line ({problem})") from None
+            if len(ids) == size:
+                yield ids, texts
+                ids, texts = [], []
+    if ids:
+        yield ids, texts

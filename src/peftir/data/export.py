@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
+from . import split_queries
 from .docstore import lookup_writer
 from .trec import MalformedFileError, Qrels, check_id, write_qrels, write_topics
 
@@ -119,19 +120,24 @@ def _query_sources(spec: Mapping[str, Any]) -> list[str]:
 
 
 def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
+    """Every query of the dataset's sources (its text in the configured field) and their judgements; a split's
+    ids prefixed where splits number their queries independently (``peftir.data.split_queries``)."""
     topics: dict[str, str] = {}
     qrels: Qrels = {}
+    prefixed = split_queries.prefixes(spec)
     for irds_id in _query_sources(spec):
         dataset = _load(irds_id)
         for query in dataset.queries_iter():
             check_id("query", query.query_id, irds_id)
-            topics[query.query_id] = normalise(_fields(query, [spec["query_field"]], "query")[0])
-            if not topics[query.query_id]:
+            qid = split_queries.query_id(prefixed, irds_id, query.query_id)
+            topics[qid] = normalise(_fields(query, [spec["query_field"]], "query")[0])
+            if not topics[qid]:
                 raise MalformedFileError(f"{irds_id}: query {query.query_id} has no text in its field "
                                          f"{spec['query_field']!r}; choose another datasets.<name>.query_field")
         if dataset.has_qrels():
             for qrel in dataset.qrels_iter():
-                qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
+                qrels.setdefault(split_queries.query_id(prefixed, irds_id, qrel.query_id), {})[qrel.doc_id] = \
+                    qrel.relevance
     return topics, qrels
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..files import atomic_write
+from . import split_queries
 from .trec import read_topics
 
 SPLITS = ("train", "valid", "test")
@@ -34,11 +35,13 @@ def _config(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec["folds"]
 
 
-def _query_ids(irds_id: str) -> list[str]:
-    """Query ids of an ir_datasets subset; reads queries only, never documents."""
+def _query_ids(irds_id: str, prefixed: split_queries.Prefixes | None = None) -> list[str]:
+    """Query ids of an ir_datasets subset (prefixed as the export names them); reads queries only, never
+    documents."""
     import ir_datasets  # lazy: DAG building must not pay for it
 
-    return [query.query_id for query in ir_datasets.load(irds_id).queries_iter()]
+    return [split_queries.query_id(prefixed or {}, irds_id, query.query_id)
+            for query in ir_datasets.load(irds_id).queries_iter()]
 
 
 def _seeded(qids: list[str], n: int, seed: int) -> dict[str, list[str]]:
@@ -88,7 +91,8 @@ def _assign(name: str, spec: Mapping[str, Any], qids: list[str]) -> dict[str, An
         folds = {str(i): _query_ids(irds_id) for i, irds_id in enumerate(config["irds"], start=1)}
         return {"dataset": name, "scheme": scheme, "folds": folds, "source": list(config["irds"])}
     if scheme == "presplit":
-        splits = {split: _query_ids(spec["splits"][split]) for split in SPLITS if split in spec["splits"]}
+        prefixed = split_queries.prefixes(spec)
+        splits = {split: _query_ids(spec["splits"][split], prefixed) for split in SPLITS if split in spec["splits"]}
         return {"dataset": name, "scheme": scheme, "splits": splits, "source": dict(spec["splits"])}
     raise ValueError(f"{name}: unknown folds scheme {scheme!r}")
 

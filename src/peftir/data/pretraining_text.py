@@ -8,6 +8,9 @@
   with fewer than two spans cannot give a pair and are dropped (as ``create_train_co.py`` drops them).
 - ``sentences`` (RIP): each passage's sentences, tokenised and cropped; passages of one sentence are dropped.
 
+The units are written to disk as they are cut (``Pieces``: ids, row and document offsets, memory-mapped), so a
+collection of 8.8 M passages costs its tokens on disk, not Python lists in memory.
+
 Sentences come from pysbd (rule-based, no model download); the released code used nltk's punkt, whose data
 does not install with the package (named in the README). A text without sentence punctuation (vaswani's
 abstracts are lower-case words only) is one "sentence" to any splitter; with ``window`` set, such a text is cut
@@ -17,9 +20,14 @@ README), so RIP has sentence pairs and coCondenser two spans per document.
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from array import array
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
 
 Ids = list[int]
+TOKEN_TYPE = np.uint32            # token ids on disk: vocabularies beyond 65,536 pieces (mBERT's 105k, XLM-R's 250k)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -57,38 +65,78 @@ def _pack(sentences: list[Ids], target: int) -> list[Ids]:
 
 
 def document_blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float,
-                    seed: int, window: int | None = None) -> list[list[Ids]]:
+                    seed: int, window: int | None = None) -> Iterator[list[Ids]]:
     """Each document's blocks (without special tokens), in document order."""
     rng, longest = random.Random(seed), max_len - 2
-    found = []
     for text in texts:
         target = rng.randint(1, longest) if rng.random() < short_probability else longest
-        found.append(_pack(_tokenised(tokenizer, text, window), target))
-    return found
+        yield _pack(_tokenised(tokenizer, text, window), target)
 
 
 def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
-           window: int | None = None) -> list[Ids]:
-    """Condenser's training blocks: every document's blocks, one list."""
-    return [block for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window)
-            for block in document]
+           window: int | None = None) -> Iterator[Ids]:
+    """Condenser's training blocks: every document's blocks, one after the other."""
+    for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window):
+        yield from document
 
 
 def spans(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
-          window: int | None = None) -> list[list[Ids]]:
+          window: int | None = None) -> Iterator[list[Ids]]:
     """coCondenser's documents as their spans, those with at least two."""
-    return [document for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window)
-            if len(document) >= 2]
+    for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window):
+        if len(document) >= 2:
+            yield document
 
 
-def sentences(tokenizer, texts: Iterable[str], max_len: int, window: int | None = None) -> list[list[Ids]]:
+def sentences(tokenizer, texts: Iterable[str], max_len: int, window: int | None = None) -> Iterator[list[Ids]]:
     """RIP's passages as their sentences (cropped to ``max_len − 2`` tokens), those with at least two."""
-    found = []
     for text in texts:
         tokenised = [ids[:max_len - 2] for ids in _tokenised(tokenizer, text, window)]
         if len(tokenised) >= 2:
-            found.append(tokenised)
-    return found
+            yield tokenised
+
+
+class Pieces:
+    """Documents of pieces (rows of word-piece ids) on disk: ``ids`` (every row's ids, end to end), ``rows`` (where
+    each row starts, and the end) and ``documents`` (where each document's rows start, and the end)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        directory = Path(directory)
+        self.row_starts = np.load(directory / "rows.npy")
+        self.document_starts = np.load(directory / "documents.npy")
+        size = (directory / "ids").stat().st_size
+        self.ids = np.memmap(directory / "ids", dtype=TOKEN_TYPE, mode="r") if size else np.empty(0, TOKEN_TYPE)
+
+    @classmethod
+    def write(cls, documents: Iterable[list[Ids]], directory: str | Path) -> Pieces:
+        """Store ``documents`` (each a list of rows) in ``directory`` as they come; the store."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        rows, starts, tokens = array("q", [0]), array("q", [0]), 0
+        with open(directory / "ids", "wb") as out:
+            for document in documents:
+                for row in document:
+                    np.asarray(row, dtype=TOKEN_TYPE).tofile(out)
+                    tokens += len(row)
+                    rows.append(tokens)
+                starts.append(len(rows) - 1)
+        np.save(directory / "rows.npy", np.frombuffer(rows, dtype=np.int64))
+        np.save(directory / "documents.npy", np.frombuffer(starts, dtype=np.int64))
+        return cls(directory)
+
+    @property
+    def rows(self) -> int:
+        return len(self.row_starts) - 1
+
+    def __len__(self) -> int:
+        """The number of documents."""
+        return len(self.document_starts) - 1
+
+    def row(self, index: int) -> Ids:
+        return self.ids[self.row_starts[index]:self.row_starts[index + 1]].tolist()
+
+    def document(self, index: int) -> list[Ids]:
+        return [self.row(i) for i in range(self.document_starts[index], self.document_starts[index + 1])]
 
 
 def pairs(documents: list[list[Ids]], rng: random.Random) -> list[Ids]:

@@ -20,6 +20,7 @@ from ..files import atomic_write
 
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
+QUERY_BLOCK = 4_096      # queries encoded, searched and written at a time: MS MARCO's 509 k are never held at once
 IDENTIFIER = re.compile(r"\S+")    # query and document ids: one whitespace-free token in every format
 
 
@@ -42,19 +43,25 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
                 yield f"{path}, line {number}", line
 
 
+def parse_run_line(line: str, where: str) -> tuple[str, str, float]:
+    """(qid, docid, score) of a six-column TREC run line, checked as trec_eval parses one; ``where`` (file and
+    line) names it when it is malformed."""
+    fields = line.split()
+    try:
+        if len(fields) != 6:
+            raise ValueError(f"{len(fields)} columns")
+        qid, _, docid, rank, score, _ = fields
+        int(rank)
+        return qid, docid, float(score)
+    except ValueError as problem:
+        raise MalformedFileError(f"{where}: not a TREC run line (qid Q0 docid rank score tag; {problem}): "
+                                 f"{line.rstrip()!r}") from None
+
+
 def _run_lines(path: str | os.PathLike) -> Iterator[tuple[str, str, float]]:
-    """(qid, docid, score) of each line of a six-column TREC run, checked as trec_eval parses one."""
+    """(qid, docid, score) of each line of a six-column TREC run."""
     for where, line in _lines(path):
-        fields = line.split()
-        try:
-            if len(fields) != 6:
-                raise ValueError(f"{len(fields)} columns")
-            qid, _, docid, rank, score, _ = fields
-            int(rank)
-            yield qid, docid, float(score)
-        except ValueError as problem:
-            raise MalformedFileError(f"{where}: not a TREC run line (qid Q0 docid rank score tag; {problem}): "
-                                     f"{line.rstrip()!r}") from None
+        yield parse_run_line(line, where)
 
 
 def read_run(path: str | os.PathLike, qids: Collection[str] | None = None, depth: int | None = None) -> Run:
@@ -137,6 +144,24 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             raise MalformedFileError(f"{where}: not a qrels line (qid iteration docid relevance; {problem}): "
                                      f"{line.rstrip()!r}") from None
     return dict(qrels)
+
+
+def query_blocks(qids: list[str], size: int = QUERY_BLOCK) -> Iterator[list[str]]:
+    """``qids`` in consecutive blocks of ``size``."""
+    for start in range(0, len(qids), size):
+        yield qids[start:start + size]
+
+
+def relevant(qrels: Qrels, qid: str) -> list[str]:
+    """The documents judged relevant (grade > 0) to ``qid``: a training query's positives."""
+    return [doc for doc, grade in qrels.get(qid, {}).items() if grade > 0]
+
+
+def not_relevant(qrels: Qrels, qid: str, documents: Iterable[str]) -> list[str]:
+    """``documents`` (in order) that are not judged relevant to ``qid``, unjudged ones included: where hard
+    negatives come from."""
+    judged = qrels.get(qid, {})
+    return [doc for doc in documents if judged.get(doc, 0) <= 0]
 
 
 def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:

@@ -19,11 +19,13 @@ from pathlib import Path
 
 import torch
 
-from ..files import atomic_directory, write_json
+from ..data.text_units import unit_chunks
+from ..execution.seam import Execution, Spec
+from ..files import atomic_directory, scratch_directory, write_json
 from ..methods import modular
 from ..methods.sparse_fine_tuning import lottery_ticket_sft
 from ..training import mlm
-from ..training.steps import train_steps
+from ..training.steps import train_updates
 
 SFTM_FILE = "sftm.pt"
 
@@ -49,53 +51,67 @@ def _sftm_parameters(model, settings: dict) -> tuple[list[str], list[str]]:
     return maskable, dense
 
 
-def _train(model, blocks, tokenizer, settings: dict, seed: int, steps: int, regulariser=None) -> list[float]:
+def _train(model, blocks: mlm.TokenBlocks, tokenizer, settings: dict, seed: int, steps: int, execution: Execution,
+           regulariser=None) -> list[float]:
+    """``steps`` MLM updates of ``settings['batch_size']`` blocks, accumulated ``settings['chunk']`` at a time, plus
+    the SFT regulariser when given."""
     batches = mlm.training_batches(blocks, settings["batch_size"], tokenizer, seed)
 
-    def loss_of(step: int):
-        loss = mlm.mlm_loss(model, next(batches))
-        return loss if regulariser is None else loss + regulariser()
+    def update(step: int) -> float:
+        loss = mlm.accumulated_mlm(model, next(batches), execution, settings["chunk"])
+        if regulariser is None:
+            return loss
+        penalty = regulariser()
+        penalty.backward()
+        return loss + float(penalty.detach())
 
-    return train_steps(model, loss_of, steps, settings["lr"], settings.get("warmup", 0),
-                       settings.get("weight_decay", 0.0), log_every=max(1, steps // 10))
+    return train_updates(model, update, steps, settings["lr"], settings.get("warmup", 0),
+                         settings.get("weight_decay", 0.0), log_every=max(1, steps // 10),
+                         max_grad_norm=settings["max_grad_norm"])
 
 
 def train_language_module(backbone: str, corpus: str, heldout: str, language: str, kind: str, settings: dict,
-                          seed: int, threads: int, output: str, summary: str) -> dict:
-    """One language module (``kind``: adapter or sftm) trained by MLM on
-    ``corpus``, written to the directory ``output`` (an AdapterHub adapter, or ``sftm.pt``), and ``summary``."""
-    torch.set_num_threads(threads)
+                          seed: int, execution: Spec, threads: int, output: str, summary: str) -> dict:
+    """One language module (``kind``: adapter or sftm) trained by MLM on ``corpus`` (its token ids on disk
+    beside ``output`` while the job runs), where ``execution`` says, written to the directory ``output`` (an
+    AdapterHub adapter, or ``sftm.pt``), and ``summary``."""
+    execution = Execution.of(execution, threads)
     torch.manual_seed(seed)
     model, tokenizer = modular.load_encoder(backbone, with_mlm_head=True, pooler=False)
-    blocks = mlm.text_blocks(tokenizer, corpus, settings["block_size"])
-    held = mlm.heldout_batches(mlm.text_blocks(tokenizer, heldout, settings["block_size"],
-                                               settings["heldout_blocks"]), settings["batch_size"], tokenizer)
-    started = time.monotonic()
-    facts: dict = {"language": language, "kind": kind, "seed": seed, "training_blocks": len(blocks),
-                   "block_size": settings["block_size"]}
-    if kind == "adapter":
-        name = _language_adapter(model, language, settings)
-        facts["heldout_before"] = mlm.heldout_loss(model, held)  # the adapter starts near the identity
-        facts["losses"] = _train(model, blocks, tokenizer, settings, seed, settings["steps"])
-        facts["parameters"] = modular.adapter_parameters(model, name)
-        facts["heldout_after"] = mlm.heldout_loss(model, held)
-        with atomic_directory(output) as building:
-            model.save_adapter(str(building), name, with_head=False)
-    else:
-        facts["heldout_before"] = mlm.heldout_loss(model, held)
-        maskable, dense = _sftm_parameters(model, settings)
-        modular.freeze_all_but(model, set(maskable + dense))
-        k = modular.adapter_size(model, modular.language_adapter_config(settings["reduction_factor"]))
-        phases = settings["phase_steps"]
-        sft, facts["sft"] = lottery_ticket_sft(
-            model, maskable, dense, k,
-            lambda phase, regulariser: _train(model, blocks, tokenizer, settings, seed + phase, phases[phase - 1],
-                                              regulariser),
-            l1=(settings["l1"], settings["l1"]))
-        facts["parameters"] = k
-        facts["heldout_after"] = mlm.heldout_loss(model, held)
-        with atomic_directory(output) as building:
-            sft.save(Path(building) / SFTM_FILE)
+    with scratch_directory(output) as scratch:
+        blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus]), settings["block_size"], scratch / "train.ids")
+        held = mlm.heldout_batches(mlm.write_blocks(tokenizer, unit_chunks([heldout]), settings["block_size"],
+                                                    scratch / "heldout.ids", settings["heldout_blocks"]),
+                                   settings["batch_size"], tokenizer)
+        started = time.monotonic()
+        facts: dict = {"language": language, "kind": kind, "seed": seed, "training_blocks": len(blocks),
+                       "block_size": settings["block_size"]}
+        if kind == "adapter":
+            name = _language_adapter(model, language, settings)
+            execution.place(model)
+            facts["heldout_before"] = mlm.heldout_loss(model, held, execution)  # the adapter starts near the identity
+            facts["losses"] = _train(model, blocks, tokenizer, settings, seed, settings["steps"], execution)
+            facts["parameters"] = modular.adapter_parameters(model, name)
+            facts["heldout_after"] = mlm.heldout_loss(model, held, execution)
+            with atomic_directory(output) as building:
+                model.save_adapter(str(building), name, with_head=False)
+        else:
+            execution.place(model)
+            facts["heldout_before"] = mlm.heldout_loss(model, held, execution)
+            maskable, dense = _sftm_parameters(model, settings)
+            modular.freeze_all_but(model, set(maskable + dense))
+            k = modular.adapter_size(model, modular.language_adapter_config(settings["reduction_factor"]))
+            phases = settings["phase_steps"]
+            sft, facts["sft"] = lottery_ticket_sft(
+                model, maskable, dense, k,
+                lambda phase, regulariser: _train(model, blocks, tokenizer, settings, seed + phase, phases[phase - 1],
+                                                  execution, regulariser),
+                l1=(settings["l1"], settings["l1"]))
+            facts["parameters"] = k
+            facts["heldout_after"] = mlm.heldout_loss(model, held, execution)
+            with atomic_directory(output) as building:
+                sft.save(Path(building) / SFTM_FILE)
     facts["seconds"] = round(time.monotonic() - started, 1)
+    facts["execution"] = execution.used()
     write_json(summary, facts)
     return facts

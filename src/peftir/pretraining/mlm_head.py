@@ -23,30 +23,19 @@ import time
 import torch
 from torch import Tensor
 from torch.nn import functional as F
-from transformers import AutoTokenizer, BertForMaskedLM, PreTrainedTokenizerBase
+from transformers import AutoTokenizer, BertForMaskedLM
 
-from ..files import write_json
+from ..data.text_units import unit_chunks
+from ..execution.seam import CPU, Execution, Spec
+from ..files import scratch_directory, write_json
 from ..training import mlm
 from ..training.steps import train_steps
-from .multilingual_e5 import save_checkpoint, unit_chunks
+from .multilingual_e5 import save_checkpoint
 
 IGNORED = -100        # the collator's label for unmasked tokens
 SCHEDULE = "AdamW, linear decay to 0, no warm-up, no weight decay"
 
 Features = tuple[Tensor, Tensor]   # hidden states at the masked positions, and their labels
-
-
-def text_blocks(tokenizer: PreTrainedTokenizerBase, paths: list[str], block_size: int) -> Tensor:
-    """The texts' units (``multilingual_e5.text_units``), each tokenised with its special tokens, concatenated and
-    cut into a ``[blocks, block_size]`` tensor (the remainder dropped), as ``mlm.text_blocks`` does for one file."""
-    ids: list[int] = []
-    for chunk in unit_chunks(paths):
-        for row in tokenizer(chunk, truncation=False, verbose=False)["input_ids"]:
-            ids.extend(row)
-    usable = len(ids) // block_size * block_size
-    if usable == 0:
-        raise ValueError(f"{paths}: fewer than {block_size} tokens, not one block of text")
-    return torch.tensor(ids[:usable], dtype=torch.long).view(-1, block_size)
 
 
 def head_parameters(model: BertForMaskedLM) -> list[torch.nn.Parameter]:
@@ -65,10 +54,12 @@ def freeze_all_but_head(model: BertForMaskedLM) -> int:
     return sum(p.numel() for p in trainable)
 
 
-def masked_features(model: BertForMaskedLM, batch: dict[str, Tensor]) -> Features:
-    """The frozen encoder's last hidden states at the masked positions (blocks are full: no padding, one segment)."""
-    with torch.no_grad():
-        hidden = model.bert(input_ids=batch["input_ids"]).last_hidden_state
+def masked_features(model: BertForMaskedLM, batch: dict[str, Tensor], execution: Execution = CPU) -> Features:
+    """The frozen encoder's last hidden states at the masked positions (blocks are full: no padding, one segment),
+    in fp32 (the encoder in the execution's precision)."""
+    batch = execution.inputs(batch)
+    with torch.no_grad(), execution.precision():
+        hidden = model.bert(input_ids=batch["input_ids"]).last_hidden_state.float()
     masked = batch["labels"] != IGNORED
     return hidden[masked], batch["labels"][masked]
 
@@ -89,32 +80,36 @@ def heldout_loss(model: BertForMaskedLM, heldout: list[Features]) -> dict[str, f
 
 
 def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[str], output_dir: str, steps: int,
-                 batch_size: int, block_size: int, lr: float, seed: int, threads: int, summary: str | None = None) -> dict:
+                 batch_size: int, block_size: int, lr: float, seed: int, threads: int, summary: str | None = None,
+                 execution: Spec | None = None) -> dict:
     """Fit the MLM head of the checkpoint in ``backbone_dir`` for ``steps`` batches of ``batch_size`` blocks of
-    ``train_texts``, write the whole checkpoint to ``output_dir`` (built beside it, renamed at the end) and
-    return the summary (written to ``summary`` when given: the ``mlm_head`` rule): held-out MLM loss and
-    perplexity before and after, tokens seen, seconds."""
-    torch.set_num_threads(threads)
+    ``train_texts`` (their token ids on disk beside ``output_dir`` while it runs), where ``execution`` says, write
+    the whole checkpoint to ``output_dir`` (built beside it, renamed at the end) and return the summary (written to
+    ``summary`` when given: the ``mlm_head`` rule): held-out MLM loss and perplexity before and after, tokens
+    seen, seconds."""
+    placement = Execution.of(execution, threads)
     torch.manual_seed(seed)
     started = time.monotonic()
-    model = BertForMaskedLM.from_pretrained(backbone_dir).eval()
+    model = placement.place(BertForMaskedLM.from_pretrained(backbone_dir).eval())
     tokenizer = AutoTokenizer.from_pretrained(backbone_dir)
     trainable = freeze_all_but_head(model)
-    blocks = text_blocks(tokenizer, train_texts, block_size)
-    heldout_blocks = text_blocks(tokenizer, heldout_texts, block_size)
-    heldout = [masked_features(model, batch) for batch in mlm.heldout_batches(heldout_blocks, batch_size, tokenizer)]
-    before = heldout_loss(model, heldout)
-    batches = mlm.training_batches(blocks, batch_size, tokenizer, seed)
-    training = time.monotonic()
-    losses = train_steps(model.cls, lambda step: head_loss(model, masked_features(model, next(batches))), steps, lr,
-                         log_every=max(1, steps // 10))
-    training_seconds = time.monotonic() - training
+    with scratch_directory(output_dir) as scratch:
+        blocks = mlm.write_blocks(tokenizer, unit_chunks(train_texts), block_size, scratch / "train.ids")
+        heldout_blocks = mlm.write_blocks(tokenizer, unit_chunks(heldout_texts), block_size, scratch / "heldout.ids")
+        heldout = [masked_features(model, batch, placement)
+                   for batch in mlm.heldout_batches(heldout_blocks, batch_size, tokenizer)]
+        before = heldout_loss(model, heldout)
+        batches = mlm.training_batches(blocks, batch_size, tokenizer, seed)
+        training = time.monotonic()
+        losses = train_steps(model.cls, lambda step: head_loss(model, masked_features(model, next(batches), placement)),
+                             steps, lr, log_every=max(1, steps // 10))
+        training_seconds = time.monotonic() - training
     facts = {"backbone": backbone_dir, "train_texts": list(train_texts), "heldout_texts": list(heldout_texts),
              "steps": steps, "batch_size": batch_size, "block_size": block_size, "lr": lr, "schedule": SCHEDULE,
              "seed": seed, "threads": threads, "training_blocks": len(blocks), "heldout_blocks": len(heldout_blocks),
              "tokens_seen": steps * batch_size * block_size, "trainable_parameters": trainable,
              "heldout_before": before, "heldout_after": heldout_loss(model, heldout), "losses": losses,
-             "training_seconds": round(training_seconds, 1)}
+             "training_seconds": round(training_seconds, 1), "execution": placement.used()}
     save_checkpoint(model, tokenizer, output_dir)
     facts["seconds"] = round(time.monotonic() - started, 1)
     if summary:

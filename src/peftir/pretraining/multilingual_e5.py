@@ -23,7 +23,6 @@ import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 import torch
@@ -31,6 +30,7 @@ from tokenizers import Tokenizer
 from tokenizers.processors import TemplateProcessing
 from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
+from ..data.text_units import unit_chunks
 from ..files import atomic_directory, plain_mode, write_json
 from ..provenance.records import sha256
 
@@ -43,7 +43,6 @@ SPECIAL_TOKENS = {"bos_token": "<s>", "cls_token": "<s>", "eos_token": "</s>", "
                   "pad_token": "<pad>", "unk_token": "<unk>", "mask_token": "<mask>"}
 PAD_ID = 1
 DECODER_BIAS = "cls.predictions.decoder.bias"
-ENCODE_CHUNK = 4096                   # lines tokenised per batch call: bounded memory on any corpus size
 
 # e5.c's tensor names per layer → BertForMaskedLM's modules (``.w`` / ``.b`` → ``.weight`` / ``.bias``)
 LAYER_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
@@ -224,40 +223,6 @@ def parameter_counts(model: BertForMaskedLM) -> dict[str, int]:
 
 
 # --- texts and the vocabulary ---------------------------------------------------------------------------------
-
-def text_units(path: str | Path) -> Iterator[str]:
-    """The non-empty text units of a file: a JSON-lines document collection's ``contents``, a TSV topics file's
-    second column (``id<TAB>text``), or a plain file's lines."""
-    path = Path(path)
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            if path.suffix == ".jsonl":
-                text = json.loads(line)["contents"]
-            elif path.suffix == ".tsv":
-                columns = line.rstrip("\n").split("\t")
-                if len(columns) < 2:
-                    raise ValueError(f"{path}:{number}: not id<TAB>text")
-                text = columns[1]
-            else:
-                text = line
-            if text.strip():
-                yield text.strip()
-
-
-def unit_chunks(paths: Iterable[str | Path]) -> Iterator[list[str]]:
-    """The files' text units in lists of ``ENCODE_CHUNK``, for the tokenizers' batch calls."""
-    chunk: list[str] = []
-    for path in paths:
-        for unit in text_units(path):
-            chunk.append(unit)
-            if len(chunk) == ENCODE_CHUNK:
-                yield chunk
-                chunk = []
-    if chunk:
-        yield chunk
-
 
 def piece_counts(tokenizer: Tokenizer, paths: list[str]) -> tuple[np.ndarray, int]:
     """How often each piece occurs in the texts (without special tokens), and the number of text units."""

@@ -13,19 +13,22 @@ from __future__ import annotations
 import random
 import time
 import warnings
+from typing import Callable, Iterable, Iterator
 
 import torch
 from torch import Tensor
 from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForWholeWordMask, PreTrainedModel
 
 from ..data import pretraining_text
-from ..files import atomic_directory, write_json
+from ..data.text_units import text_units
+from ..execution.gradients import accumulate, cached_gradient, split
+from ..execution.seam import Execution
+from ..files import atomic_directory, scratch_directory, write_json
 from ..rankers.pretrained import resolve
 from ..training.mlm import MLM_PROBABILITY, shuffled_batches
 from ..training.steps import train_updates
 from .condenser import Condenser
-from .contrastive import contrastive_step
-from .multilingual_e5 import text_units
+from .contrastive import pair_contrastive_loss
 from .rip import RetrievalOrientedLM
 
 OBJECTIVES = ("condenser", "cocondenser", "rip")
@@ -35,8 +38,9 @@ class Masking:
     """Rows of word-piece ids (no special tokens) → a padded batch with whole-word masks and its attention mask.
 
     ``DataCollatorForWholeWordMask`` finds words by their ``##`` continuation pieces, from ids alone, as the
-    released collator does (a RoBERTa tokenizer has none: its masking is by token, as RoBERTa's own MLM); transformers 4.57 deprecates it for a whole-word option that needs the raw text's
-    offsets, which blocks of ids no longer have."""
+    released collator does (a RoBERTa tokenizer has none: its masking is by token, as RoBERTa's own MLM);
+    transformers 4.57 deprecates it for a whole-word option that needs the raw text's offsets, which blocks of ids
+    no longer have."""
 
     def __init__(self, tokenizer, seed: int) -> None:
         self.tokenizer = tokenizer
@@ -63,67 +67,93 @@ def _model(objective: str, lm: PreTrainedModel, settings: dict, warm_start: str 
     return model
 
 
-def _pieces(objective: str, tokenizer, texts: list[str], settings: dict) -> list:
-    """Condenser's blocks, coCondenser's documents as spans, or RIP's passages as sentences."""
+def _documents(objective: str, tokenizer, texts: Iterable[str], settings: dict) -> Iterator[list[list[int]]]:
+    """The training units as documents of rows: Condenser's blocks (each alone: blocks are drawn one by one),
+    coCondenser's documents as their spans, or RIP's passages as their sentences."""
     window = settings.get("window_words")
     if objective == "condenser":
-        return pretraining_text.blocks(tokenizer, texts, settings["max_len"], settings["short_probability"],
-                                       settings["seed"], window)
+        return ([block] for block in pretraining_text.blocks(tokenizer, texts, settings["max_len"],
+                                                              settings["short_probability"], settings["seed"], window))
     if objective == "cocondenser":
         return pretraining_text.spans(tokenizer, texts, settings["max_len"], settings["short_probability"],
                                       settings["seed"], window)
     return pretraining_text.sentences(tokenizer, texts, settings["max_len"], window)
 
 
-def _batches(objective: str, pieces: list, batch_size: int, masking: Masking, seed: int):
-    """Masked batches forever, the pieces in a seeded order reshuffled each pass: ``batch_size`` blocks
+def _batches(objective: str, pieces: pretraining_text.Pieces, batch_size: int, masking: Masking, seed: int):
+    """Masked batches forever, the units in a seeded order reshuffled each pass: ``batch_size`` blocks
     (Condenser), or two spans / sentences of each of ``batch_size`` texts side by side (coCondenser, RIP)."""
     rng = random.Random(seed)
     for indices in shuffled_batches(len(pieces), batch_size, rng):
-        chosen = [pieces[i] for i in indices]
-        yield masking(chosen if objective == "condenser" else pretraining_text.pairs(chosen, rng))
+        chosen = [pieces.document(i) for i in indices]
+        yield masking([rows[0] for rows in chosen] if objective == "condenser" else pretraining_text.pairs(chosen, rng))
 
 
-def pretrain(objective: str, backbone: str, texts: list[str], settings: dict, output_dir: str, summary: str,
-             threads: int, warm_start: str | None = None) -> dict:
+def pretraining_update(objective: str, model: torch.nn.Module, execution: Execution,
+                       chunk: int) -> Callable[[dict[str, Tensor]], float]:
+    """One update's backward passes on a masked batch, ``chunk`` rows per forward: Condenser's two MLM losses are
+    means over the batch's rows, so its gradient accumulates over chunks (as the released code accumulates);
+    coCondenser's and RIP's contrastive loss couples every row, so theirs goes through a gradient cache, the MLM
+    loss of each chunk weighted by its share of the rows. Returns the loss."""
+    def forward(part: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        with execution.precision():
+            loss, cls = model(**execution.inputs(part))
+        return loss, cls.float()
+
+    def update(batch: dict[str, Tensor]) -> float:
+        parts = split(batch, chunk)
+        if objective == "condenser":
+            return accumulate(parts, lambda part: forward(part)[0])
+
+        def represent(weighted: tuple[dict[str, Tensor], float]) -> tuple[Tensor, Tensor]:
+            mlm, cls = forward(weighted[0])
+            return mlm * weighted[1], cls
+
+        return cached_gradient(execution, parts, represent,
+                               lambda vectors: pair_contrastive_loss(torch.cat(vectors)))
+
+    return update
+
+
+def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict, output_dir: str, summary: str,
+             execution: Execution, warm_start: str | None = None) -> dict:
     """The ``pretrain`` rule: ``settings['steps']`` updates of ``objective`` on ``texts`` from ``backbone`` (a
-    coCondenser from the Condenser in ``warm_start``); the backbone saved to ``output_dir``, the losses to
-    ``summary``."""
+    coCondenser from the Condenser in ``warm_start``), placed by ``execution``; the backbone saved to
+    ``output_dir``, the losses to ``summary``. The texts' training units are cut and tokenised once, to disk
+    beside ``output_dir`` (``pretraining_text.Pieces``), and read a batch at a time."""
     if objective not in OBJECTIVES:
         raise ValueError(f"pretraining objective {objective!r}: one of {', '.join(OBJECTIVES)}")
     if (objective == "cocondenser") != bool(warm_start):
         raise ValueError("a coCondenser starts from a Condenser run (warm_start), and only a coCondenser does")
-    torch.set_num_threads(threads)
     torch.manual_seed(settings["seed"])
     started = time.monotonic()
     tokenizer = AutoTokenizer.from_pretrained(warm_start or backbone)
-    model = _model(objective, AutoModelForMaskedLM.from_pretrained(warm_start or backbone), settings, warm_start)
-    pieces = _pieces(objective, tokenizer, texts, settings)
-    if len(pieces) < settings["batch_size"]:
-        raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of {settings['batch_size']}")
-    batches = _batches(objective, pieces, settings["batch_size"], Masking(tokenizer, settings["seed"]), settings["seed"])
-
-    def update(step: int) -> float:
-        batch = next(batches)
-        if objective == "condenser":
-            loss = model(**batch)[0]
-            loss.backward()
-            return float(loss.detach())
-        return contrastive_step(model, batch, settings["chunk"])
-
-    steps = settings["steps"]
-    losses = train_updates(model, update, steps, settings["lr"], round(settings["warmup_ratio"] * steps),
-                           settings["weight_decay"], log_every=max(1, steps // 10))
+    model = execution.place(_model(objective, AutoModelForMaskedLM.from_pretrained(warm_start or backbone), settings,
+                                   warm_start))
+    with scratch_directory(output_dir) as scratch:
+        pieces = pretraining_text.Pieces.write(_documents(objective, tokenizer, texts, settings), scratch)
+        if len(pieces) < settings["batch_size"]:
+            raise ValueError(f"{objective}: {len(pieces)} training units, fewer than a batch of "
+                             f"{settings['batch_size']}")
+        batches = _batches(objective, pieces, settings["batch_size"], Masking(tokenizer, settings["seed"]),
+                           settings["seed"])
+        update = pretraining_update(objective, model, execution, settings["chunk"])
+        steps = settings["steps"]
+        losses = train_updates(model, lambda step: update(next(batches)), steps, settings["lr"],
+                               round(settings["warmup_ratio"] * steps), settings["weight_decay"],
+                               log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])
+        units = len(pieces)
     with atomic_directory(output_dir) as building:
         model.save(building, tokenizer)
     facts = {"objective": objective, "backbone": backbone, "warm_start": warm_start, **settings,
-             "training_units": len(pieces), "losses": losses, "seconds": round(time.monotonic() - started, 1)}
+             "training_units": units, "losses": losses, "seconds": round(time.monotonic() - started, 1),
+             "execution": execution.used()}
     write_json(summary, facts)
     return facts
 
 
 SETTINGS = ("max_len", "short_probability", "window_words", "batch_size", "chunk", "steps", "lr", "warmup_ratio",
-            "weight_decay", "skip_from", "head_layers", "late_mlm", "seed")
+            "weight_decay", "max_grad_norm", "skip_from", "head_layers", "late_mlm", "seed")
 
 
 def pretrain_run(spec: dict, docs: str, output_dir: str, summary: str, threads: int, start: str | None = None,
@@ -131,5 +161,6 @@ def pretrain_run(spec: dict, docs: str, output_dir: str, summary: str, threads: 
     """The ``pretrain`` rule: the run ``spec`` (the ``pretraining`` param) on the documents of ``docs``, from the
     checkpoint ``start`` (the backbone with its fitted MLM head) or the named backbone, or a coCondenser from
     the Condenser in ``warm_start``."""
-    return pretrain(spec["objective"], start or resolve(spec["backbone"]), list(text_units(docs)),
-                    {key: spec[key] for key in SETTINGS}, output_dir, summary, threads, warm_start)
+    return pretrain(spec["objective"], start or resolve(spec["backbone"]), text_units(docs),
+                    {key: spec[key] for key in SETTINGS}, output_dir, summary, Execution.of(spec["execution"], threads),
+                    warm_start)

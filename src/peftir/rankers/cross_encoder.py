@@ -8,12 +8,11 @@ fine-tuned (``ft``) or through Houlsby adapters with the head trainable (``adapt
 from __future__ import annotations
 
 import adapters
-import torch
 from torch import Tensor, nn
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
+from ..execution.seam import CPU, Execution
 from ..sparse.encoder import adapter_config
-from .configured import placed
 from .pretrained import resolve
 
 METHODS = ("ft", "adapter")
@@ -25,24 +24,20 @@ class CrossEncoder(nn.Module):
         super().__init__()
         self.encoder, self.tokenizer, self.max_len = encoder, tokenizer, max_len
         self.head = nn.Linear(encoder.config.hidden_size, 1)
-        self.autocast: torch.dtype | None = None    # the encoder's mixed precision (bf16 on GPUs), None: fp32
-
-    @property
-    def device(self) -> torch.device:
-        return self.head.weight.device
+        self.execution = CPU          # where it runs and in which precision: ``Execution.place`` sets it
 
     def score(self, queries: list[str], documents: list[str]) -> Tensor:
         """Each (query, document) pair's relevance score; the pair is cropped from the document's end."""
-        batch = self.tokenizer(queries, documents, truncation="only_second", max_length=self.max_len, padding=True,
-                               return_tensors="pt").to(self.device)
-        with torch.autocast(self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
+        batch = self.execution.inputs(self.tokenizer(queries, documents, truncation="only_second",
+                                                     max_length=self.max_len, padding=True, return_tensors="pt"))
+        with self.execution.precision():
             states = self.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
         return self.head(states.last_hidden_state[:, 0].float()).squeeze(-1)
 
 
-def build_cross_encoder(backbone: str, method: dict, max_len: int, execution: dict | None = None) -> CrossEncoder:
-    """The untrained reranker of ``method`` (``name``: ft or adapter; ``reduction_factor``) on the backbone, on the
-    device and in the precision ``execution`` names (default: the CPU in fp32)."""
+def build_cross_encoder(backbone: str, method: dict, max_len: int, execution: Execution = CPU) -> CrossEncoder:
+    """The untrained reranker of ``method`` (``name``: ft or adapter; ``reduction_factor``) on the backbone, placed
+    by the job's ``execution``."""
     if method["name"] not in METHODS:
         raise ValueError(f"reranker method {method['name']!r}: one of {', '.join(METHODS)}")
     path = resolve(backbone)
@@ -51,4 +46,4 @@ def build_cross_encoder(backbone: str, method: dict, max_len: int, execution: di
         adapters.init(encoder)
         encoder.add_adapter(ADAPTER, config=adapter_config(method))
         encoder.train_adapter(ADAPTER)
-    return placed(CrossEncoder(encoder, AutoTokenizer.from_pretrained(path), max_len), execution)
+    return execution.place(CrossEncoder(encoder, AutoTokenizer.from_pretrained(path), max_len))

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 from transformers.models.bert.modeling_bert import BertModel
 
+from ..execution.seam import CPU
 from ..layout import RANKERS
 
 Ids = Sequence[int]
@@ -33,18 +34,19 @@ def equal_chunks(ids: Ids, max_len: int) -> list[list[int]]:
 
 
 def pad(seqs: list[list[int]], pad_id: int, types: list[list[int]] | None = None,
-        device: torch.device | str = "cpu") -> tuple[Tensor, Tensor, Tensor]:
-    """Right-pad to a batch on ``device``: input ids, attention mask, token type ids."""
+        attended: list[int] | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Right-pad to a batch: input ids, attention mask (1 on the first ``attended[row]`` positions of each row, the
+    whole sequence by default), token type ids."""
     width = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     token_types = torch.zeros((len(seqs), width), dtype=torch.long)
     for row, seq in enumerate(seqs):
         ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, :len(seq)] = 1
+        mask[row, :len(seq) if attended is None else attended[row]] = 1
         if types is not None:
             token_types[row, :len(seq)] = torch.tensor(types[row], dtype=torch.long)
-    return ids.to(device), mask.to(device), token_types.to(device)
+    return ids, mask, token_types
 
 
 def chunk_mean(vectors: Tensor, owner: list[int], count: int) -> Tensor:
@@ -69,15 +71,12 @@ class Ranker(nn.Module):
         self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
         self.role_hooks: list[Callable[[str], None]] = []
         self.peft = nn.ModuleDict()   # modules a method adds beside BERT (prompts, prefixes)
-        self.autocast: torch.dtype | None = None   # the encoder's mixed precision (bf16 on GPUs), None: fp32
+        self.execution = CPU          # where it runs and in which precision: ``Execution.place`` sets it
 
-    @property
-    def device(self) -> torch.device:
-        return next(self.bert.parameters()).device
-
-    def batch(self, seqs: list[list[int]], types: list[list[int]] | None = None) -> tuple[Tensor, Tensor, Tensor]:
-        """Padded ids, mask and token types on the ranker's device."""
-        return pad(seqs, self.pad_id, types, self.device)
+    def batch(self, seqs: list[list[int]], types: list[list[int]] | None = None,
+              attended: list[int] | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        """Padded ids, mask and token types (``pad``) on the ranker's device, through its execution."""
+        return self.execution.inputs(pad(seqs, self.pad_id, types, attended))
 
     @property
     def chunk_len(self) -> int:
@@ -92,13 +91,13 @@ class Ranker(nn.Module):
     def encoder(self, ids: Tensor, mask: Tensor, token_types: Tensor, role: str) -> Tensor:
         """Last-layer hidden states, after telling role-aware methods which input this is.
 
-        With ``autocast`` the encoder (and the methods' modules inside it) runs in that precision; its
+        The encoder (and the methods' modules inside it) runs in the execution's precision (bf16 on GPUs); its
         output and everything after it (pooling, heads, MaxSim, the loss) are fp32, so a score keeps
         the resolution that ranking needs (bf16 holds three significant digits: ties everywhere).
         """
         for hook in self.role_hooks:
             hook(role)
-        with torch.autocast(self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
+        with self.execution.precision():
             states = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=token_types).last_hidden_state
         return states.float()
 
@@ -207,10 +206,8 @@ class ColBERT(BiEncoder):
         else:
             limit = min(self.max_doc_len, self.max_seq_len - 3)   # no chunking: one sequence per document
             seqs = [[self.cls_id, self.d_marker, *d[:limit], self.sep_id] for d in texts]
-        ids, mask, token_types = self.batch(seqs)
-        if role == QUERY:   # the [MASK] padding is not attended to
-            lengths = torch.tensor([len(seq) for seq in attended], device=mask.device)
-            mask = (torch.arange(mask.shape[1], device=mask.device) < lengths.unsqueeze(1)).long()
+        # the [MASK] padding of a query is not attended to
+        ids, mask, token_types = self.batch(seqs, attended=[len(seq) for seq in attended] if role == QUERY else None)
         vectors = nn.functional.normalize(self.project(self.encoder(ids, mask, token_types, role)), dim=-1)
         if role == DOCUMENT:
             keep = mask.bool() & ~torch.isin(ids, torch.tensor(sorted(self.skip), device=ids.device))

@@ -22,6 +22,7 @@ from adapters.composition import Split, Stack
 
 from ..data import trec
 from ..data.folds import read_folds, rotation
+from ..execution.seam import Execution, Spec
 from ..layout import composed_languages, pair_languages
 from ..methods import modular
 from ..methods.sparse_fine_tuning import SparseFineTuning
@@ -35,8 +36,9 @@ class ComposedReranker:
     """The encoder with the system's modules in place, scoring one query's documents a batch at a time."""
 
     def __init__(self, backbone: str, system: dict, ranking_module: str, language_modules: dict[str, str],
-                 query_language: str, doc_language: str, pooler: bool) -> None:
+                 query_language: str, doc_language: str, pooler: bool, execution: Execution) -> None:
         self.model, self.tokenizer = modular.load_encoder(backbone, with_mlm_head=False, pooler=pooler)
+        self.execution = execution
         self.system, self.split = system, None
         kind, languages = system["module"], {"query": query_language, "doc": doc_language}
         if kind == "adapter":
@@ -66,7 +68,7 @@ class ComposedReranker:
                 for lang in composed_languages(system["language"], query_language, doc_language):
                     SparseFineTuning.load(Path(language_modules[lang]) / SFTM_FILE).apply(self.model, with_abs=False)
                 SparseFineTuning.load(Path(ranking_module) / SFTM_FILE).apply(self.model, with_abs=True)
-        self.model.eval()
+        execution.place(self.model).eval()
 
     def scores(self, query: str, docs: list[str], max_len: int) -> list[float]:
         encoded = self.tokenizer([query] * len(docs), docs, truncation="longest_first", max_length=max_len,
@@ -77,8 +79,8 @@ class ComposedReranker:
             la_query, la_doc, ranking = self.split
             self.model.set_active_adapters(Stack(Split(la_query, la_doc, splits=[query_tokens, length - query_tokens]),
                                                  ranking))
-        with torch.no_grad():
-            return self.model(**encoded).logits[:, 0].tolist()
+        with torch.no_grad(), self.execution.precision():
+            return self.model(**self.execution.inputs(encoded)).logits[:, 0].float().tolist()
 
 
 def reranked(head: dict[str, float], prerank: dict[str, float]) -> dict[str, float]:
@@ -102,16 +104,15 @@ def documents(path: str, ids: set[str]) -> dict[str, str]:
 
 
 def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
-                queries: str, docs: str, prerank: str, folds: str, settings: dict, threads: int, run: str,
-                metadata: str) -> None:
-    """The ``rerank_clir`` rule: one system's run on one language pair's test queries. ``language_modules``: those
-    of ``layout.composed_languages`` for the system, in its order."""
-    torch.set_num_threads(threads)
+                queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
+                run: str, metadata: str) -> None:
+    """The ``rerank_clir`` rule: one system's run on one language pair's test queries, where ``execution`` says.
+    ``language_modules``: those of ``layout.composed_languages`` for the system, in its order."""
     query_language, doc_language = pair_languages(pair)
     modules = dict(zip(composed_languages(system["language"], query_language, doc_language), language_modules,
                        strict=True))
     reranker = ComposedReranker(backbone, system, ranking_module, modules, query_language, doc_language,
-                                settings["head_pooler"])
+                                settings["head_pooler"], Execution.of(execution, threads))
     qids = rotation(read_folds(folds), CLIR_FOLD)["test"]
     topics = trec.read_topics(queries, set(qids))
     candidates = trec.read_run(prerank, set(qids))

@@ -16,7 +16,8 @@ from ..data import folds
 from ..data.trec import Run, answered, report_missing, write_run
 from ..methods.learned import load_learned_state
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
-from .configured import configured_ranker, execution_used, ranking_data, saved_weights, seed_everything
+from ..execution.seam import Execution
+from .configured import configured_ranker, ranking_data, saved_weights, seed_everything
 from .inputs import Collection, RankingData
 from .models import DOCUMENT, QUERY, BiEncoder, Ranker
 
@@ -104,12 +105,13 @@ def score_test_fold(collection: Collection, candidates: str, fold: str, seed: in
     ``sample`` picks from them (``peftir audit --rescore`` checks a run file this way); and the device and
     precision they were computed in."""
     seed_everything(seed)
-    model, _, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], execution, threads)
+    placement = Execution.of(execution, threads)
+    model, _, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], placement)
     load_learned_state(model, saved_weights(weights, model)["state"])
     test = folds.rotation(folds.read_folds(collection.folds), fold)["test"]
     qids = sample(test) if sample else test
     data = ranking_data(collection, candidates, qids, reranking["depth"], tokenizer, settings, keep_docs=False)
-    return rerank(model, data, qids, reranking["batch_size"], desc="test"), execution_used(model)
+    return rerank(model, data, qids, reranking["batch_size"], desc="test"), placement.used()
 
 
 def rerank_test_fold(collection: Collection, candidates: str, dataset: str, fold: str, seed: int, ranker: str,

@@ -14,20 +14,18 @@ import torch
 
 from ..data import folds
 from ..data.trec import Run, answered, read_run, read_topics, report_missing, write_run
+from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
-from .configured import device
+from ..retrieval.sentence_encoder import embed, sentence_encoder
 from .inputs import Collection
 from .pretrained import resolve
 from .rerank import GROUP_PAIRS, progress, query_groups
 
 
-def encoder(backbone: dict, execution: dict):
-    """The backbone as a sentence-transformers model, with its lowest ``layers`` layers."""
-    from sentence_transformers import SentenceTransformer
-
+def encoder(backbone: dict, execution: Execution):
+    """The backbone as a sentence-transformers model, with its lowest ``layers`` layers, placed by ``execution``."""
     layers = {"num_hidden_layers": backbone["layers"]} if backbone["layers"] else None
-    return SentenceTransformer(resolve(backbone["name"]), device=str(device(execution["device"])),
-                               config_kwargs=layers)
+    return sentence_encoder(resolve(backbone["name"]), execution, layers)
 
 
 @torch.inference_mode()
@@ -42,12 +40,10 @@ def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[
         for group in query_groups(qids, run, GROUP_PAIRS):
             docids = sorted({docid for qid in group for docid in run[qid]})
             texts = store.texts(docids)
-            model.max_seq_length = min(settings["max_doc_len"] + 2, settings["max_seq_len"])
-            docs = dict(zip(docids, model.encode([texts[d] for d in docids], batch_size=reranking["batch_size"],
-                                                 convert_to_tensor=True)))
-            model.max_seq_length = settings["max_query_len"] + 2
-            queries = model.encode([topics[qid] for qid in group], batch_size=reranking["batch_size"],
-                                   convert_to_tensor=True)
+            docs = dict(zip(docids, embed(model, [texts[d] for d in docids], reranking["batch_size"],
+                                          min(settings["max_doc_len"] + 2, settings["max_seq_len"]))))
+            queries = embed(model, [topics[qid] for qid in group], reranking["batch_size"],
+                            settings["max_query_len"] + 2)
             for qid, query in zip(group, queries):
                 ranked = list(run[qid])
                 similarity = model.similarity(query.unsqueeze(0), torch.stack([docs[d] for d in ranked]))[0]
@@ -60,9 +56,8 @@ def rerank_zero_shot(collection: Collection, candidates: str, dataset: str, back
                      reranking: dict, execution: dict, threads: int, output: str, metadata: str) -> None:
     """The ``zero_shot`` rule: the untrained backbone reranks every test query's BM25 candidates, cut to the
     rankers' ``lengths`` (``max_query_len``, ``max_doc_len``, ``max_seq_len``)."""
-    torch.set_num_threads(threads)
     qids = folds.test_queries(folds.read_folds(collection.folds))
-    run = zero_shot_scores(encoder(backbone, execution), collection, candidates, qids, lengths, reranking)
+    run = zero_shot_scores(encoder(backbone, Execution.of(execution, threads)), collection, candidates, qids, lengths, reranking)
     report_missing(answered(run), qids, output)
     write_run(output, run, tag="backbone-zero-shot")
     about = {"retrieval": f"BM25 top-{reranking['depth']}, reranked by the untrained backbone (sentence-"

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import IO, Mapping
+from typing import Iterable, IO, Mapping
 
 from ..data.folds import read_folds
 from ..data.trec import read_topics, report_missing, run_blocks, write_run, write_topics
@@ -117,22 +117,24 @@ def index_language(docs: str | Path, index_dir: str | Path, analyzer: str, threa
 def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,
            hits: int, threads: int, log: IO[str] | None = None, language: str | None = None) -> None:
     """BM25-rank ``topics`` (query id → text) into the run ``run_path``, tag "bm25" (``ranked``)."""
-    ranked(index_dir, topics, run_path, ["-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b), *_language(language)],
+    ranked(index_dir, [topics], run_path, ["-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b), *_language(language)],
            "bm25", hits, threads, log)
 
 
-def impact_search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, tag: str, hits: int,
-                  threads: int, log: IO[str] | None = None) -> None:
-    """Rank ``topics`` on an impact index: each topic is its terms, each repeated as often as its integer
-    weight, and a document's score is the sum over the topic's terms of the term's impact in it."""
-    ranked(index_dir, topics, run_path, ["-impact", "-pretokenized"], tag, hits, threads, log)
+def impact_search(index_dir: str | Path, topic_blocks: Iterable[Mapping[str, str]], run_path: str | Path, tag: str,
+                  hits: int, threads: int, log: IO[str] | None = None) -> None:
+    """Rank the topics of ``topic_blocks`` on an impact index: each topic is its terms, each repeated as often as
+    its integer weight, and a document's score is the sum over the topic's terms of the term's impact in it. A
+    block is searched as it comes (a SPLADE query's text is kilobytes: 509 k of them are not held at once)."""
+    ranked(index_dir, topic_blocks, run_path, ["-impact", "-pretokenized"], tag, hits, threads, log)
 
 
-def ranked(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, scoring: list[str], tag: str,
-           hits: int, threads: int, log: IO[str] | None = None) -> None:
-    """``topics`` ranked by SearchCollection with the ``scoring`` options; the run is rewritten atomically with
-    ``tag``, one query at a time, so memory stays that of one query however many there are. Queries that
-    retrieve nothing are reported (they reach the rerankers with no candidates)."""
+def ranked(index_dir: str | Path, topic_blocks: Iterable[Mapping[str, str]], run_path: str | Path,
+           scoring: list[str], tag: str, hits: int, threads: int, log: IO[str] | None = None) -> None:
+    """The topics of ``topic_blocks`` ranked by SearchCollection with the ``scoring`` options, one SearchCollection
+    per block; the run is rewritten atomically with ``tag``, one query at a time, so memory stays that of one block
+    of topics however many there are. Queries that retrieve nothing are reported (they reach the rerankers with
+    no candidates)."""
     run_path = Path(run_path)
     run_path.parent.mkdir(parents=True, exist_ok=True)
     # Anserini's files, read while the run is written: not named like the run's own temporary file,
@@ -140,23 +142,31 @@ def ranked(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Pat
     scratch_name = run_path.with_name(f"{run_path.name}-anserini")
     remove_leftovers(scratch_name)
     scratch = Path(tempfile.mkdtemp(dir=run_path.parent, prefix=f".{scratch_name.name}.", suffix=".part"))
-    raw, topics_path = scratch / "anserini.run", scratch / "topics.tsv"
+    raws, asked = [], []
     try:
-        write_topics(topics_path, topics)
-        _run_java("io.anserini.search.SearchCollection", [
-            "-index", str(index_dir), "-topics", str(topics_path), "-topicReader", "TsvString",
-            "-output", str(raw), *scoring, "-hits", str(hits), "-threads", str(threads)], log)
-        if not raw.exists():
-            raise RuntimeError(f"SearchCollection wrote no run for {len(topics)} topics on {index_dir}")
+        for number, topics in enumerate(topic_blocks):
+            asked.extend(topics)
+            topics = {qid: text for qid, text in topics.items() if text.strip()}   # an empty one retrieves nothing
+            if not topics:
+                continue
+            raw, topics_path = scratch / f"anserini-{number}.run", scratch / "topics.tsv"
+            write_topics(topics_path, topics)
+            _run_java("io.anserini.search.SearchCollection", [
+                "-index", str(index_dir), "-topics", str(topics_path), "-topicReader", "TsvString",
+                "-output", str(raw), *scoring, "-hits", str(hits), "-threads", str(threads)], log)
+            if not raw.exists():
+                raise RuntimeError(f"SearchCollection wrote no run for {len(topics)} topics on {index_dir}")
+            raws.append(raw)
         answered: set[str] = set()
 
         def blocks():
-            for qid, docs in run_blocks(raw):
-                answered.add(qid)
-                yield qid, docs
+            for raw in raws:
+                for qid, docs in run_blocks(raw):
+                    answered.add(qid)
+                    yield qid, docs
 
         write_run(run_path, blocks(), tag=tag)
-        report_missing(answered, topics, str(run_path))
+        report_missing(answered, asked, str(run_path))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

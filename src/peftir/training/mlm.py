@@ -1,41 +1,66 @@
 """Masked-language-model data and loss, as the authors' language-adapter script (Hugging Face ``run_mlm``) has them.
 
-Each line of a corpus is tokenised with its special tokens, the token ids are concatenated and cut into
+Each text unit of a corpus is tokenised with its special tokens, the token ids are concatenated and cut into
 blocks of ``block_size`` (not line by line; the remainder is dropped), and ``DataCollatorForLanguageModeling``
 masks 15 % of the tokens (80 % <mask>, 10 % random, 10 % kept). Held-out blocks are masked once with a fixed
 seed, so the loss before and after training is measured on the same masked tokens.
+
+The token ids go to a file as they are produced and are read back memory-mapped (``TokenBlocks``): a Wikipedia
+of billions of tokens costs its size on disk (4 bytes a token), not in memory; a batch reads its blocks only.
 """
 from __future__ import annotations
 
 import math
 import random
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from transformers import DataCollatorForLanguageModeling, PreTrainedTokenizerBase
+
+from ..data.pretraining_text import TOKEN_TYPE
+from ..execution.gradients import accumulate, split
+from ..execution.seam import Execution
 
 MLM_PROBABILITY = 0.15
 HELDOUT_MASK_SEED = 0
 
 
-def text_blocks(tokenizer: PreTrainedTokenizerBase, path: str | Path, block_size: int,
-                max_blocks: int | None = None) -> Tensor:
-    """The corpus as a ``[blocks, block_size]`` tensor of token ids (concatenated lines, cut into blocks)."""
-    ids: list[int] = []
+class TokenBlocks:
+    """A corpus's ``[blocks, block_size]`` token ids, memory-mapped from the file ``write_blocks`` wrote."""
+
+    def __init__(self, path: str | Path, block_size: int) -> None:
+        self.path, self.block_size = Path(path), block_size
+        tokens = self.path.stat().st_size // np.dtype(TOKEN_TYPE).itemsize
+        self.ids = np.memmap(self.path, dtype=TOKEN_TYPE, mode="r", shape=(tokens // block_size, block_size))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rows(self, indices: Sequence[int]) -> Tensor:
+        """The blocks ``indices`` as a ``[len(indices), block_size]`` tensor of ids (read from disk)."""
+        return torch.from_numpy(self.ids[np.asarray(indices, dtype=np.int64)].astype(np.int64))
+
+
+def write_blocks(tokenizer: PreTrainedTokenizerBase, chunks: Iterable[list[str]], block_size: int, path: str | Path,
+                 max_blocks: int | None = None) -> TokenBlocks:
+    """Tokenise the text units of ``chunks`` (lists, for the tokenizer's batch calls) and write their ids to
+    ``path`` until the text ends or ``max_blocks`` blocks are there; the blocks as ``TokenBlocks``."""
     wanted = None if max_blocks is None else max_blocks * block_size
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            text = line.strip()
-            if text:
-                ids.extend(tokenizer(text, truncation=False)["input_ids"])
-            if wanted is not None and len(ids) >= wanted:
+    written = 0
+    with open(path, "wb") as out:
+        for chunk in chunks:
+            for ids in tokenizer(chunk, truncation=False, verbose=False)["input_ids"]:
+                ids = ids if wanted is None else ids[:wanted - written]
+                np.asarray(ids, dtype=TOKEN_TYPE).tofile(out)
+                written += len(ids)
+            if wanted is not None and written >= wanted:
                 break
-    usable = len(ids) // block_size * block_size
-    if usable == 0:
-        raise ValueError(f"{path}: fewer than {block_size} tokens, not one block of text")
-    return torch.tensor(ids[:usable], dtype=torch.long).view(-1, block_size)
+    if written < block_size:
+        raise ValueError(f"{path}: fewer than {block_size} tokens of text, not one block")
+    return TokenBlocks(path, block_size)
 
 
 def collator(tokenizer: PreTrainedTokenizerBase, seed: int | None = None) -> DataCollatorForLanguageModeling:
@@ -56,34 +81,44 @@ def shuffled_batches(count: int, batch_size: int, rng: random.Random) -> Iterato
         yield chosen
 
 
-def training_batches(blocks: Tensor, batch_size: int, tokenizer: PreTrainedTokenizerBase,
+def training_batches(blocks: TokenBlocks, batch_size: int, tokenizer: PreTrainedTokenizerBase,
                      seed: int) -> Iterator[dict[str, Tensor]]:
     """Masked batches forever: the blocks in a seeded random order, reshuffled each pass, masked afresh."""
     masking = collator(tokenizer, seed=seed)
     for chosen in shuffled_batches(len(blocks), batch_size, random.Random(seed)):
-        yield masking([{"input_ids": blocks[i]} for i in chosen])
+        yield masking([{"input_ids": row} for row in blocks.rows(chosen)])
 
 
-def heldout_batches(blocks: Tensor, batch_size: int, tokenizer: PreTrainedTokenizerBase) -> list[dict[str, Tensor]]:
+def heldout_batches(blocks: TokenBlocks, batch_size: int,
+                    tokenizer: PreTrainedTokenizerBase) -> list[dict[str, Tensor]]:
     """The held-out blocks masked once, with a fixed seed, in fixed batches."""
     masking = collator(tokenizer, seed=HELDOUT_MASK_SEED)
-    return [masking([{"input_ids": block} for block in blocks[start:start + batch_size]])
+    return [masking([{"input_ids": row} for row in blocks.rows(range(start, min(start + batch_size, len(blocks))))])
             for start in range(0, len(blocks), batch_size)]
 
 
-def mlm_loss(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:
-    """Cross-entropy of the masked tokens (the model's MLM head computes it from ``labels``)."""
-    return model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
+def mlm_loss(model: nn.Module, batch: dict[str, Tensor], execution: Execution) -> Tensor:
+    """Cross-entropy of the masked tokens (the model's MLM head computes it from ``labels``), the batch put on the
+    execution's device and the model run in its precision."""
+    batch = execution.inputs(batch)
+    with execution.precision():
+        return model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
 
 
-def heldout_loss(model: nn.Module, batches: list[dict[str, Tensor]]) -> dict[str, float]:
+def accumulated_mlm(model: nn.Module, batch: dict[str, Tensor], execution: Execution, chunk: int) -> float:
+    """Back-propagate a batch's MLM loss ``chunk`` blocks at a time (gradient accumulation, each chunk weighted by
+    its share of the blocks: the blocks are full, so by its share of the masked tokens in expectation); the loss."""
+    return accumulate(split(batch, chunk), lambda part: mlm_loss(model, part, execution))
+
+
+def heldout_loss(model: nn.Module, batches: list[dict[str, Tensor]], execution: Execution) -> dict[str, float]:
     """Mean masked-token cross-entropy on the held-out batches (weighted by masked tokens) and its perplexity."""
     model.eval()
     total, tokens = 0.0, 0
     with torch.no_grad():
         for batch in batches:
             masked = int((batch["labels"] != -100).sum())
-            total += float(mlm_loss(model, batch)) * masked
+            total += float(mlm_loss(model, batch, execution)) * masked
             tokens += masked
     loss = total / tokens
     return {"loss": loss, "perplexity": math.exp(loss), "masked_tokens": tokens}

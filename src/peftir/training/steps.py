@@ -1,6 +1,7 @@
-"""A fixed number of optimisation steps, as the modular CLIR system trains everything (language modules by MLM,
-ranking modules by binary cross-entropy): AdamW, linear warm-up then linear decay to zero (the Hugging Face
-Trainer's default schedule the authors' scripts use), no weight decay on biases and LayerNorms.
+"""A fixed number of optimisation steps, as every system but the Semi-Siamese rankers trains (language and
+ranking modules, pretraining, dense and SPLADE retrievers): AdamW, linear warm-up then linear decay to zero
+(the Hugging Face Trainer's default schedule the authors' scripts use), no weight decay on biases and
+LayerNorms, the gradient clipped to ``max_grad_norm`` (the Trainer's default 1.0) when given.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Callable
 import torch
 from torch import Tensor, nn
 from transformers import get_linear_schedule_with_warmup
+
+from ..execution.gradients import clip
 
 NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
 
@@ -25,7 +28,7 @@ def optimizer_groups(model: nn.Module, weight_decay: float, no_decay: tuple[str,
 
 
 def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, lr: float, warmup: int = 0,
-                weight_decay: float = 0.0, log_every: int = 0) -> list[float]:
+                weight_decay: float = 0.0, log_every: int = 0, max_grad_norm: float | None = None) -> list[float]:
     """``steps`` updates of the model's trainable parameters on ``loss_of(step)``; the mean loss of each
     ``log_every`` steps (of all, when 0), printed to the job's log as it goes."""
     def update(step: int) -> float:
@@ -33,23 +36,25 @@ def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, 
         loss.backward()
         return float(loss.detach())
 
-    return train_updates(model, update, steps, lr, warmup, weight_decay, log_every)
+    return train_updates(model, update, steps, lr, warmup, weight_decay, log_every, max_grad_norm=max_grad_norm)
 
 
 def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, lr: float, warmup: int = 0,
                   weight_decay: float = 0.0, log_every: int = 0, no_decay: tuple[str, ...] = NO_DECAY,
-                  after: Callable[[int], None] | None = None) -> list[float]:
+                  after: Callable[[int], None] | None = None, max_grad_norm: float | None = None) -> list[float]:
     """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
     passes, a gradient cache's several, and returns the loss); ``after(n)`` runs once ``n`` updates are applied
     (a validation)."""
     model.train()
-    optimizer = torch.optim.AdamW(optimizer_groups(model, weight_decay, no_decay), lr=lr)
+    groups = optimizer_groups(model, weight_decay, no_decay)
+    optimizer = torch.optim.AdamW(groups, lr=lr)
     schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
     window = log_every or steps
     losses, running = [], []
     for step in range(steps):
         optimizer.zero_grad(set_to_none=True)
         running.append(update(step))
+        clip((p for group in groups for p in group["params"]), max_grad_norm)
         optimizer.step()
         schedule.step()
         if after is not None:

@@ -15,12 +15,13 @@ import torch
 import torch.nn.functional as F
 
 from ..data import folds, trec
+from ..data.run_index import RunIndex
+from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..rankers.cross_encoder import CrossEncoder, build_cross_encoder
 from ..rankers.inputs import Collection
 from ..sparse.evaluation import evaluated_queries
-from .passage_groups import PassageGroups
-from .train_retriever import negative_pools
+from .passage_groups import NegativePools, PassageGroups
 from .train_splade import validation_queries
 from .validated import load_kept, save_trained, train_validated
 
@@ -51,15 +52,14 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
                         output: str, summary: str) -> dict:
     """The ``train_splade_reranker`` rule: the reranker ``spec`` (the ``splade_reranker`` param: backbone, method,
     training settings, execution) on the fold's training queries."""
-    torch.set_num_threads(threads)
     torch.manual_seed(seed)
     started, settings, method = time.monotonic(), spec["train"], spec["method"]
-    model = build_cross_encoder(spec["backbone"], method, settings["max_len"], spec["execution"])
+    model = build_cross_encoder(spec["backbone"], method, settings["max_len"], Execution.of(spec["execution"], threads))
     split = folds.rotation(folds.read_folds(collection.folds), fold)["train"]
     valid = validation_queries(collection.folds, fold, settings["validation_queries"], seed)
     qrels = trec.read_qrels(collection.qrels)
-    groups = PassageGroups({q: [d for d, rel in qrels.get(q, {}).items() if rel > 0] for q in split},
-                           negative_pools([bm25_run], qrels, split, settings["negative_depth"]), 2, seed)
+    groups = PassageGroups({q: trec.relevant(qrels, q) for q in split},
+                           NegativePools([bm25_run], qrels, split, settings["negative_depth"]), 2, seed)
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries)
     validation = {q: list(docs) for q, docs in trec.read_run(bm25_run, set(valid), settings["validation_depth"]).items()}
@@ -88,21 +88,27 @@ def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first
                        trained: str, about: dict, run: str, metadata: str) -> dict:
     """The ``splade_rerank`` rule: the first stage's top ``settings['depth']`` of the evaluated queries
     (``settings['scope']``, as ``peftir.sparse.evaluation``) reranked by the trained reranker ``trained``, as a TREC
-    run with ir_metadata."""
-    torch.set_num_threads(threads)
-    model = build_cross_encoder(spec["backbone"], spec["method"], spec["train"]["max_len"], spec["execution"])
+    run with ir_metadata; one query's candidates read, scored and written at a time (6,980 queries × 1,000)."""
+    model = build_cross_encoder(spec["backbone"], spec["method"], spec["train"]["max_len"],
+                                Execution.of(spec["execution"], threads))
     load_kept(model, trained)
     model.eval()
     qids = evaluated_queries(collection.folds, fold, settings["scope"])
-    candidates = {q: list(docs) for q, docs in trec.read_run(first_stage, set(qids), settings["depth"]).items()}
-    topics = trec.read_topics(collection.queries)
-    started = time.monotonic()
+    candidates = RunIndex(first_stage, set(qids))
+    topics = trec.read_topics(collection.queries, set(qids))
+    started, counts = time.monotonic(), {"queries": 0, "pairs": 0}
     with collection.store() as store:
-        ranked = rank_pairs(model, topics, candidates, store.texts, settings["batch_size"])
-    tag = "-".join(str(about[key]) for key in ("reranker", "fold", "seed"))
-    trec.write_run(run, ranked, tag)
-    facts = {"queries": len(ranked), "pairs": sum(map(len, ranked.values())), "depth": settings["depth"],
-             "seconds": round(time.monotonic() - started, 1)}
+        def ranked():
+            for qid in sorted(qids):
+                docs = [doc for doc, _ in candidates.top(qid, settings["depth"])]
+                if docs:
+                    counts["queries"] += 1
+                    counts["pairs"] += len(docs)
+                    yield from rank_pairs(model, topics, {qid: docs}, store.texts, settings["batch_size"]).items()
+
+        tag = "-".join(str(about[key]) for key in ("reranker", "fold", "seed"))
+        trec.write_run(run, ranked(), tag)
+    facts = {**counts, "depth": settings["depth"], "seconds": round(time.monotonic() - started, 1)}
     write_ir_metadata(metadata, ir_metadata(tag, {"reranking": "cross-encoder over the first stage's top documents",
                                                   "first_stage": first_stage, **facts, **about},
                                             {"name": about["target"]}))

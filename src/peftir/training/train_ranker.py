@@ -21,7 +21,8 @@ from ..evaluation.metrics import evaluate_run, metric_summary
 from ..files import atomic_write
 from ..methods.learned import count_trainable, load_first_stage, load_learned_state
 from ..rankers import inputs
-from ..rankers.configured import configured_ranker, execution_used, ranking_data, saved_weights, seed_everything
+from ..execution.seam import Execution
+from ..rankers.configured import configured_ranker, ranking_data, saved_weights, seed_everything
 from ..rankers.models import Ranker
 from ..rankers.rerank import rerank
 from .checkpoint import Checkpoint
@@ -49,7 +50,8 @@ def train_ranker(collection: inputs.Collection, candidates: str, dataset: str, f
     """
     start = time.time()
     seed_everything(seed)
-    model, groups, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], execution, threads)
+    placement = Execution.of(execution, threads)
+    model, groups, tokenizer = configured_ranker(ranker, backbone, settings, method, training["lr"], placement)
     started_from = {}
     if first_stage:
         saved = saved_weights(first_stage, model)
@@ -86,7 +88,7 @@ def train_ranker(collection: inputs.Collection, candidates: str, dataset: str, f
     record = {"dataset": dataset, "ranker": ranker, "method": method["name"], "fold": fold, "seed": seed,
               **started_from, "trainable_parameters": count_trainable(model), "validation_metric": metric,
               "best_epoch": result.best_epoch, "best_validation": result.best_score, **sampled,
-              "execution": execution_used(model), "epochs": result.history, "seconds": time.time() - start}
+              "execution": placement.used(), "epochs": result.history, "seconds": time.time() - start}
     with atomic_write(summary) as handle:
         json.dump(record, handle, indent=1)
     checkpoint.remove()

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Callable
 
 import torch
 from peft import PeftModel
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
 from ..data import folds, trec
+from ..execution import audit
+from ..execution.gradients import cached_gradient, chunks_of
+from ..execution.seam import CPU, Execution
 from ..files import atomic_directory, write_json
 from ..methods.deep_prompt import deep_prompts, prompt_values, trainable
 from ..rankers.pretrained import resolve
 from ..rankers.inputs import Collection
 from ..retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
-from .passage_groups import PassageGroups
-from .steps import train_steps
+from .passage_groups import NegativePools, PassageGroups
+from .steps import train_updates
 
 METHODS = ("ft", "dpt")
 
@@ -39,24 +43,17 @@ def training_queries(folds_path: str, fold: str, limit: int | None = None, seed:
     return sorted(random.Random(seed).sample(qids, limit)) if limit and limit < len(qids) else qids
 
 
-def negative_pools(runs: list[str], qrels: trec.Qrels, qids: list[str], depth: int | None) -> dict[str, list[str]]:
-    """Each query's negatives: the union of the runs' top ``depth`` documents (all: None) not judged relevant."""
-    pools: dict[str, set[str]] = {qid: set() for qid in qids}
-    for path in runs:
-        for qid, docs in trec.read_run(path, set(qids), depth).items():
-            pools[qid] |= {doc for doc in docs if qrels.get(qid, {}).get(doc, 0) <= 0}
-    return {qid: sorted(pool) for qid, pool in pools.items()}
-
-
-def build_retriever(backbone: str, layers: int | None, method: dict, settings: dict) -> DenseRetriever:
-    """The untrained retriever of ``method``: the backbone whole (FT) or frozen under fresh deep prompts (DPT)."""
+def build_retriever(backbone: str, layers: int | None, method: dict, settings: dict,
+                    execution: Execution = CPU) -> DenseRetriever:
+    """The untrained retriever of ``method``: the backbone whole (FT) or frozen under fresh deep prompts (DPT),
+    placed by the job's ``execution``."""
     if method["name"] not in METHODS:
         raise ValueError(f"retriever method {method['name']!r}: one of {', '.join(METHODS)}")
     encoder, tokenizer = encoder_of(backbone, layers)
     if method["name"] == "dpt":
         encoder = deep_prompts(encoder, method["length"], method["reparametrise"], method["mlp_hidden"],
                                method["dropout"])
-    return DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"])
+    return execution.place(DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"]))
 
 
 def encoder_of(name: str, layers: int | None) -> tuple[PreTrainedModel, object]:
@@ -67,42 +64,61 @@ def encoder_of(name: str, layers: int | None) -> tuple[PreTrainedModel, object]:
     return AutoModel.from_pretrained(path, add_pooling_layer=False, **kwargs), AutoTokenizer.from_pretrained(path)
 
 
-def load_retriever(backbone: str, layers: int | None, method: dict, settings: dict, trained: str) -> DenseRetriever:
-    """A trained retriever from its directory (FT: the encoder; DPT: the prompts on the frozen backbone)."""
+def load_retriever(backbone: str, layers: int | None, method: dict, settings: dict, trained: str,
+                   execution: Execution = CPU) -> DenseRetriever:
+    """A trained retriever from its directory (FT: the encoder; DPT: the prompts on the frozen backbone), placed
+    by the job's ``execution``."""
     encoder, tokenizer = encoder_of(trained if method["name"] == "ft" else backbone, layers)
     if method["name"] == "dpt":
         encoder = PeftModel.from_pretrained(encoder, trained)
-    return DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"]).eval()
+    return execution.place(DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"])).eval()
+
+
+def retriever_update(retriever: DenseRetriever, execution: Execution, topics: dict[str, str],
+                     texts: Callable[[list[str]], dict[str, str]], chunk: int) -> Callable[[list], float]:
+    """One update's backward passes on a batch of passage groups: the contrastive loss over every passage of the
+    batch (in-batch negatives), through a gradient cache of ``chunk`` texts per forward when the batch's queries
+    or passages do not fit in one (64 × 30 RoBERTa-large passages); returns the loss."""
+    def update(batch: list) -> float:
+        docs = [doc for _, passages in batch for doc in passages]
+        found = texts(docs)
+        sides = [(QUERY, [topics[qid] for qid, _ in batch]), (PASSAGE, [found[doc] for doc in docs])]
+        chunks = [(role, rows[part]) for role, rows in sides for part in chunks_of(len(rows), chunk)]
+
+        def loss(representations: list[torch.Tensor]) -> torch.Tensor:
+            queries = [r for (role, _), r in zip(chunks, representations) if role == QUERY]
+            passages = [r for (role, _), r in zip(chunks, representations) if role == PASSAGE]
+            return contrastive_loss(torch.cat(queries), torch.cat(passages))
+
+        return cached_gradient(execution, chunks, lambda part: (0.0, retriever.encode(part[1], part[0])), loss,
+                               cache=len(chunks) > len(sides))
+
+    return update
 
 
 def train_retriever(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
-                    negatives: list[str], qids: list[str], seed: int, threads: int, output: str, summary: str) -> dict:
+                    negatives: list[str], qids: list[str], seed: int, execution: Execution, output: str,
+                    summary: str) -> dict:
     """The ``train_retriever`` rule: ``settings['steps']`` updates on the training queries ``qids``, negatives
     from the top ``negative_depth`` of the runs ``negatives`` (BM25's), or all of a mined pool
     (``settings['negatives']`` mined or denoised); the trained retriever to ``output`` and its facts (losses,
-    trainable parameters, seconds) to ``summary``."""
-    torch.set_num_threads(threads)
+    trainable parameters, seconds, where it ran) to ``summary``."""
     torch.manual_seed(seed)
     started = time.monotonic()
-    retriever = build_retriever(backbone, layers, method, settings)
+    retriever = build_retriever(backbone, layers, method, settings, execution)
     qrels = trec.read_qrels(collection.qrels)
     depth = settings["negative_depth"] if settings.get("negatives", "bm25") == "bm25" else None
-    groups = PassageGroups({qid: [d for d, rel in qrels.get(qid, {}).items() if rel > 0] for qid in qids},
-                           negative_pools(negatives, qrels, qids, depth), settings["passages"], seed)
+    groups = PassageGroups({qid: trec.relevant(qrels, qid) for qid in qids},
+                           NegativePools(negatives, qrels, qids, depth), settings["passages"], seed)
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries, set(groups.qids))
     steps = settings["steps"]
     with collection.store() as store:
-        def loss_of(step: int) -> torch.Tensor:
-            batch = next(batches)
-            docs = [doc for _, passages in batch for doc in passages]
-            texts = store.texts(docs)
-            return contrastive_loss(retriever.encode([topics[qid] for qid, _ in batch], QUERY),
-                                    retriever.encode([texts[doc] for doc in docs], PASSAGE))
-
-        losses = train_steps(retriever, loss_of, steps, method["lr"], round(settings["warmup_ratio"] * steps),
-                             settings["weight_decay"], log_every=max(1, steps // 10))
-    with atomic_directory(output) as building:
+        update = retriever_update(retriever, execution, topics, store.texts, settings["chunk"])
+        losses = train_updates(retriever, lambda step: update(next(batches)), steps, method["lr"],
+                               round(settings["warmup_ratio"] * steps), settings["weight_decay"],
+                               log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])
+    with atomic_directory(output) as building, audit.bookkeeping():   # peft runs its prompt encoder to save
         retriever.encoder.save_pretrained(building)
         if method["name"] == "ft":
             retriever.tokenizer.save_pretrained(building)
@@ -111,10 +127,9 @@ def train_retriever(backbone: str, layers: int | None, method: dict, settings: d
              "trainable_parameters": trainable(encoder),        # DPT with reparametrisation: its MLP too
              "kept_parameters": prompt_values(encoder) if method["name"] == "dpt" else trainable(encoder),
              "encoder_parameters": sum(p.numel() for p in encoder.parameters()),
-             "losses": losses, "seconds": round(time.monotonic() - started, 1)}
+             "losses": losses, "seconds": round(time.monotonic() - started, 1), "execution": execution.used()}
     write_json(summary, facts)
     return facts
-
 
 
 def train_fold_retriever(spec: dict, collection: Collection, negatives: str, fold: str, seed: int, threads: int,
@@ -124,4 +139,4 @@ def train_fold_retriever(spec: dict, collection: Collection, negatives: str, fol
     checkpoint ``backbone`` when the workflow made it (a pretraining run), else the named backbone."""
     qids = training_queries(collection.folds, fold, spec["method"].get("train_queries"), seed)
     return train_retriever(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], collection,
-                           [negatives], qids, seed, threads, output, summary)
+                           [negatives], qids, seed, Execution.of(spec["execution"], threads), output, summary)

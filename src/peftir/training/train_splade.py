@@ -22,31 +22,31 @@ from typing import Mapping
 import torch
 
 from ..data import folds, trec
+from ..data.run_index import Ranked, RunIndex
+from ..execution.gradients import cached_gradient, chunks_of
+from ..execution.seam import CPU, Execution
 from ..methods.learned import learned_state
-from ..rankers.configured import placed
 from ..rankers.inputs import Collection
 from ..rankers.pretrained import resolve
 from ..sparse.encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, parameter_counts, with_method
 from ..sparse.losses import splade_loss
-from .passage_groups import PassageGroups
-from .train_retriever import negative_pools
+from .passage_groups import NegativePools, PassageGroups
 from .validated import load_kept, save_trained, train_validated
 
 
 
 def build_splade(backbone: str, layers: int | None, method: dict, settings: dict,
-                 execution: dict | None = None) -> Splade:
+                 execution: Execution = CPU) -> Splade:
     """The untrained SPLADE encoder of ``method`` on the backbone (a masked LM: its MLM head is SPLADE's, its
-    logits offset by ``settings['logit_offset']``), on the device and in the precision ``execution`` names (the
-    config's; default: the CPU in fp32)."""
+    logits offset by ``settings['logit_offset']``), placed by the job's ``execution``."""
     model, tokenizer = masked_lm(resolve(backbone), layers)
     offset_logits(model, settings["logit_offset"])
-    return placed(with_method(model, tokenizer, method, {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]}),
-                  execution)
+    return execution.place(with_method(model, tokenizer, method,
+                                       {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]}))
 
 
 def load_splade(backbone: str, layers: int | None, method: dict, settings: dict, trained: str,
-                execution: dict | None = None) -> Splade:
+                execution: Execution = CPU) -> Splade:
     """A trained SPLADE encoder: the backbone with the method's modules, its learned parameters put back."""
     encoder = build_splade(backbone, layers, method, settings, execution)
     load_kept(encoder, trained)
@@ -67,39 +67,49 @@ def rank_candidates(encoder: Splade, topics: dict[str, str], candidates: dict[st
 
 
 def train_splade(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
-                 negatives: str, candidates: str, qids: list[str], valid_qids: list[str], seed: int, threads: int,
-                 output: str, summary: str, teacher: str | None = None, init: str | None = None,
-                 execution: dict | None = None) -> dict:
+                 negatives: str, candidates: str, qids: list[str], valid_qids: list[str], seed: int,
+                 execution: Execution, output: str, summary: str, teacher: str | None = None,
+                 init: str | None = None) -> dict:
     """The ``train_splade`` rule: ``settings['steps']`` updates on the training queries ``qids``, each with a
     relevant document and a negative from the run ``negatives`` (BM25's; a SPLADE retriever's for domain
     adaptation's rounds; with a ``teacher``, its scored documents), validated by MRR@10 on the validation queries'
     top ``candidates``; the best state to ``output``, the facts (losses, validation curve, parameter counts) to
     ``summary``. ``teacher``: a cross-encoder's scores as a run, for MarginMSE; ``init``: a trained retriever of
-    the same method to start from (a second round); ``execution``: device and precision (``build_splade``). A
+    the same method to start from (a second round); ``execution``: the job's device, precision and threads. A
     ``none`` method trains nothing: the backbone as it comes."""
-    torch.set_num_threads(threads)
     torch.manual_seed(seed)
     started = time.monotonic()
     encoder = build_splade(backbone, layers, method, settings, execution)
     if init is not None:
         load_kept(encoder, init)
     qrels = trec.read_qrels(collection.qrels)
-    scores = trec.read_run(teacher, set(qids)) if teacher else None
-    relevant = {qid: [d for d, rel in qrels.get(qid, {}).items()
-                      if rel > 0 and (scores is None or d in scores.get(qid, {}))] for qid in qids}
+    relevant = {qid: trec.relevant(qrels, qid) for qid in qids}
+    scores = None
+    if teacher:             # MarginMSE: positives the teacher scored, its scores read per batch from its run
+
+        def scored(qid: str, documents: Ranked) -> None:
+            ranked = {doc for doc, _ in documents}
+            relevant[qid] = [d for d in relevant[qid] if d in ranked]
+
+        scores = RunIndex(teacher, set(qids), visit=scored)
+        relevant = {qid: docs if qid in scores else [] for qid, docs in relevant.items()}
     groups = None if method["name"] == "none" else PassageGroups(
-        relevant, negative_pools([negatives], qrels, qids, settings["negative_depth"]), 2, seed)
+        relevant, NegativePools([negatives], qrels, qids, settings["negative_depth"]), 2, seed)
     trained = {"losses": [], "validation": [], "best": {"state": learned_state(encoder), "step": 0}}
     if groups is not None:
-        trained = _train(encoder, groups, method, settings, collection, candidates, valid_qids, qrels, scores)
+        trained = _train(encoder, groups, method, settings, collection, candidates, valid_qids, qrels, scores,
+                         execution)
     about = {"method": method, "backbone": backbone, "seed": seed,
              "training_queries": 0 if groups is None else len(groups.qids), "validation_queries": len(valid_qids)}
     return save_trained(encoder, trained, output, summary, about, parameter_counts(encoder), started)
 
 
 def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict, collection: Collection,
-           candidates: str, valid_qids: list[str], qrels: trec.Qrels, scores: trec.Run | None) -> dict:
-    """The updates with validation (``peftir.training.validated``): losses, curve and the best state."""
+           candidates: str, valid_qids: list[str], qrels: trec.Qrels, scores: RunIndex | None,
+           execution: Execution) -> dict:
+    """The updates with validation (``peftir.training.validated``): losses, curve and the best state. The FLOPS
+    and in-batch terms couple the batch's texts, so each update is a gradient cache over ``settings['chunk']``
+    texts at a time (``peftir.execution.gradients``)."""
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries)
     validation = {qid: list(docs) for qid, docs in
@@ -110,19 +120,28 @@ def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict,
         def update(step: int) -> float:
             batch = next(batches)
             texts = store.texts([doc for _, passages in batch for doc in passages])
-            queries = encoder.encode([topics[qid] for qid, _ in batch], QUERY)
-            positives = encoder.encode([texts[passages[0]] for _, passages in batch], DOCUMENT)
-            negatives = encoder.encode([texts[passages[1]] for _, passages in batch], DOCUMENT)
-            teacher = None if scores is None else tuple(
-                torch.tensor([scores[qid][passages[i]] for qid, passages in batch], device=queries.device)
-                for i in (0, 1))
-            parts = splade_loss(queries, positives, negatives, step + 1, settings["regularisation"],
-                                settings["in_batch_negatives"], teacher)
-            parts["loss"].backward()
-            return float(parts["loss"].detach())
+            sides = [(QUERY, [topics[qid] for qid, _ in batch])] + [
+                (DOCUMENT, [texts[passages[i]] for _, passages in batch]) for i in (0, 1)]
+            chunks = [(side, role, rows[part]) for side, (role, rows) in enumerate(sides)
+                      for part in chunks_of(len(rows), settings["chunk"])]
+            teacher = None
+            if scores is not None:
+                scored = [dict(scores.top(qid)) for qid, _ in batch]
+                teacher = tuple(torch.tensor([found[passages[i]] for found, (_, passages) in zip(scored, batch)],
+                                             device=execution.device) for i in (0, 1))
+
+            def loss(representations: list[torch.Tensor]) -> torch.Tensor:
+                queries, positives, negatives = (torch.cat([r for (side, _, _), r in zip(chunks, representations)
+                                                            if side == wanted]) for wanted in (0, 1, 2))
+                return splade_loss(queries, positives, negatives, step + 1, settings["regularisation"],
+                                   settings["in_batch_negatives"], teacher)["loss"]
+
+            return cached_gradient(execution, chunks, lambda chunk: (0.0, encoder.encode(chunk[2], chunk[1])), loss,
+                                   cache=len(chunks) > len(sides))
 
         return train_validated(encoder, update,
-                               lambda: rank_candidates(encoder, topics, validation, valid_texts, settings["batch_size"]),
+                               lambda: rank_candidates(encoder, topics, validation, valid_texts,
+                                                       settings["batch_size"]),
                                qrels, valid_qids, method["lr"], settings)
 
 
@@ -145,5 +164,6 @@ def train_fold_splade(spec: dict, inputs: Mapping[str, str], fold: str, seed: in
     valid = validation_queries(collection.folds, fold, spec["train"]["validation_queries"], seed)
     negatives = inputs.get("teacher") or inputs.get("negatives") or inputs["bm25"]
     return train_splade(inputs.get("backbone") or spec["backbone"], spec["layers"], spec["method"], spec["train"],
-                        collection, negatives, inputs["bm25"], qids, valid, seed, threads, output, summary,
-                        teacher=inputs.get("teacher"), init=inputs.get("init"), execution=spec["execution"])
+                        collection, negatives, inputs["bm25"], qids, valid, seed,
+                        Execution.of(spec["execution"], threads), output, summary, teacher=inputs.get("teacher"),
+                        init=inputs.get("init"))

@@ -26,7 +26,8 @@ WEIGHTS = "learned.pt"      # in a trained retriever's or reranker's directory: 
 def train_validated(model: nn.Module, update: Callable[[int], float], rank: Callable[[], trec.Run],
                     qrels: trec.Qrels, valid_qids: list[str], lr: float, settings: dict) -> dict:
     """``settings['steps']`` updates (AdamW, linear warm-up and decay, weight decay on every trainable parameter as
-    the released SPLADE optimiser); after every ``validate_every`` and the last, ``rank()``'s MRR@10 on the
+    the released SPLADE optimiser; the gradient clipped to ``max_grad_norm``); after every ``validate_every`` and
+    the last, ``rank()``'s MRR@10 on the
     validation queries. Returns the losses, the validation curve and the best state with its step (the state before
     any update when none validates better)."""
     steps, every = settings["steps"], settings["validate_every"]
@@ -46,7 +47,8 @@ def train_validated(model: nn.Module, update: Callable[[int], float], rank: Call
         model.train()
 
     losses = train_updates(model, update, steps, lr, settings["warmup_steps"], settings["weight_decay"],
-                           log_every=max(1, steps // 10), no_decay=(), after=validate)
+                           log_every=max(1, steps // 10), no_decay=(), after=validate,
+                           max_grad_norm=settings["max_grad_norm"])
     return {"losses": losses, "validation": curve, "best": best}
 
 
@@ -60,11 +62,12 @@ def save_trained(model: nn.Module, trained: dict, output: str, summary: str, abo
     facts = {**about, "trainable_parameters": counts["trainable"], "percent_trainable": counts["percent_trainable"],
              "parameters": counts, "losses": trained["losses"], "validation": trained["validation"],
              "best_step": trained["best"]["step"], "seconds": round(time.monotonic() - started, 1),
-             "execution": {"device": model.device.type, "precision": "bf16" if model.autocast else "fp32"}}
+             "execution": model.execution.used()}
     write_json(summary, facts)
     return facts
 
 
 def load_kept(model: nn.Module, trained: str) -> None:
     """Put back the learned parameters ``save_trained`` kept in the directory ``trained``."""
-    load_learned_state(model, torch.load(Path(trained) / WEIGHTS, map_location=model.device, weights_only=True))
+    load_learned_state(model, torch.load(Path(trained) / WEIGHTS, map_location=model.execution.device,
+                                             weights_only=True))

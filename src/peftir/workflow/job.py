@@ -14,7 +14,9 @@ The context does what every job needs and no job computes:
 2. it sends the job's output (Python's streams and file descriptors 1 and 2, so a Java child's
    output too) to the rule's log, and reports a failure there: an ``ActionableError``'s message,
    or any other error's traceback, then the log's last lines on the terminal;
-3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``).
+3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``);
+4. with ``PEFTIR_SEAM_AUDIT`` set (tests), it records what entered the job's models and from where
+   (``peftir.execution.audit``).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..errors import ActionableError
+from ..execution import audit
 from . import warm
 
 
@@ -75,9 +78,12 @@ def job(smk: Any) -> Iterator[Any]:
     started = records.now()
     log = str(smk.log[0]) if smk.log else None
     failed = False
+    audited = audit.job_directory()
     with _output_to(log):
         if warm.serving():
             print(f"run by the warm worker (process {os.getpid()}, imports already loaded)", file=sys.stderr)
+        if audited:
+            audit.start(smk.rule)
         try:
             yield smk
         except ActionableError as error:
@@ -86,6 +92,13 @@ def job(smk: Any) -> Iterator[Any]:
         except Exception:
             traceback.print_exc()
             failed = True
+        finally:
+            if audited:
+                try:
+                    audit.write(audit.stop(), audited)
+                except OSError:         # the audit was asked for: a job whose record is lost fails, with its log
+                    traceback.print_exc()
+                    failed = True
     if failed:
         sys.exit(f"{_log_tail(log)}job failed; log: {log}")
     records.write_records(records.job_record(smk.rule, dict(smk.wildcards.items()), dict(smk.params.items()),

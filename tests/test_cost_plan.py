@@ -1,0 +1,68 @@
+"""``peftir plan``: the jobs a target needs and what they cost on GPUs, before any runs."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from peftir.workflow import cost
+
+REPO = Path(__file__).resolve().parents[1]
+CONDENSER = REPO / "config/paper-condenser.yaml"
+
+
+def test_backbone_sizes_are_counted_from_their_modules():
+    assert round(cost.architecture("bert-base-uncased").parameters / 1e6) == 109       # "110M"
+    assert round(cost.architecture("roberta-large").parameters / 1e6) == 355
+    assert round(cost.architecture("distilbert-base-uncased").parameters / 1e6) == 66
+    bert = cost.architecture("bert-base-uncased")
+    assert bert.compute == bert.parameters - (30522 + 512 + 2) * 768 and bert.head == 768 * 30522
+    assert cost.architecture("embedded:all-MiniLM-L6-v2").layers == 6
+
+
+@pytest.fixture(scope="module")
+def condenser_plan():
+    return {entry.rule: entry for entry in cost.plan(REPO, [CONDENSER], ["all_dense_tables"])}
+
+
+def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
+    assert {rule: condenser_plan[rule].jobs for rule in ("pretrain", "train_retriever", "mine_negatives",
+                                                         "dense_index", "dense_table")} == \
+        {"pretrain": 3, "train_retriever": 14, "mine_negatives": 3, "dense_index": 14, "dense_table": 3}
+    assert condenser_plan["pretrain"].gpu and not condenser_plan["dense_table"].gpu
+
+
+def test_gpu_hours_follow_the_tokens_a_job_trains(condenser_plan):
+    """Three pretraining runs of 34,400 steps × 2,048 texts × 128 tokens on BERT-base with its MLM head: 6·N FLOPs a
+    trained token; coCondenser's texts are two spans each, which the gradient cache runs forward twice (+2·N)."""
+    bert = cost.architecture("bert-base-uncased")
+    tokens = 34_400 * 2_048 * 128
+    per_token = bert.compute + bert.head
+    flops = per_token * tokens * (6 + 6 + 2 * (6 + 2))      # Condenser on MS MARCO and on NQ, coCondenser
+    expected = flops / (989e12 * 0.35) / 3600
+    assert condenser_plan["pretrain"].gpu_hours == pytest.approx(expected, rel=1e-6)
+    assert condenser_plan["train_retriever"].gpu_hours > 0 and condenser_plan["dense_table"].gpu_hours == 0
+
+
+def test_a_measured_rate_replaces_the_analytic_one(tmp_path):
+    table = json.loads((REPO / cost.CALIBRATION).read_text())
+    table["measured"] = [{"family": "bert", "precision": "bf16", "layers": 12, "train_tokens_per_s": 1e6,
+                          "infer_tokens_per_s": 3e6, "gpu": "a test GPU", "date": "2026-11-25"}]
+    calibration = cost.Calibration(**{key: table[key] for key in ("gpu", "peak_tflops", "utilisation", "measured",
+                                                                  "reported", "source")})
+    work = cost.Work("bert-base-uncased", trained=3.6e9)
+    seconds, source = calibration.seconds(work, cost.architecture("bert-base-uncased"), "bf16")
+    assert seconds == pytest.approx(3600) and source.startswith("measured (a test GPU, 2026-11-25")
+    encoded = cost.Work("bert-base-uncased", trained=3.6e9, encoded=3e9)      # forward only: the inference rate
+    assert calibration.seconds(encoded, cost.architecture("bert-base-uncased"), "bf16")[0] == pytest.approx(4600)
+
+
+def test_the_command_prints_the_plan_with_its_sources():
+    done = subprocess.run([sys.executable, "-m", "peftir.cli", "plan", "--checkout", str(REPO), str(CONDENSER),
+                           "all_dense_tables"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["rule", "jobs", "GPU-h/job"]
+    assert any(line.startswith("pretrain ") and "analytic" in line for line in lines)
+    assert any(line.startswith("total ") for line in lines) and any("34.42 h" in line for line in lines)

@@ -1,0 +1,65 @@
+"""The scale models' own configuration file (``scale_model.overlay``), checked fast: every paper configuration's
+overlay validates, names no backbone a hub would be asked for, and shrinks sizes, not choices."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+import scale_model
+from peftir.rankers.pretrained import looks_local
+from peftir.workflow.config import load_config
+from test_scale_models import PAPERS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _names(config: dict) -> list[str]:
+    """Every backbone name of a merged configuration."""
+    names = [config["backbone"]["name"]]
+    for section in ("pretraining", "modular_clir"):
+        if config.get(section):
+            names.append(config[section]["backbone"]["name"])
+    if config.get("modular_clir"):
+        names.append(config["modular_clir"]["prerank"]["dense"]["model"])
+    if config.get("dense_retrieval"):
+        names += list(config["dense_retrieval"]["backbones"].values())
+    if config.get("sparse_retrieval"):
+        names += [spec["name"] for spec in config["sparse_retrieval"]["backbones"].values()]
+        names += [spec["backbone"] for spec in ((config["sparse_retrieval"].get("rerankers") or {})
+                                                .get("models", {}).values())]
+    return names
+
+
+@pytest.fixture(scope="module")
+def backbones(tmp_path_factory):
+    return tmp_path_factory.mktemp("scale")
+
+
+@pytest.mark.scale                 # builds every family's tiny backbone: with the scale models, not in `make test`
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_scale_overlay_validates_and_names_only_local_backbones(paper, backbones, tmp_path):
+    files = [str(REPO / name) for name in PAPERS[paper]["files"]]
+    paper_config = load_config(REPO, files)
+    overlay = scale_model.overlay(paper_config, backbones)
+    (tmp_path / "scale.yaml").write_text(yaml.safe_dump(overlay))
+    scaled = load_config(REPO, [*files, str(tmp_path / "scale.yaml")])
+    hub = [name for name in _names(scaled)
+           if not name.startswith(("embedded:", "pretrained:")) and not looks_local(name)]
+    assert hub == []
+    assert scaled["tables"] == paper_config["tables"]
+    assert scaled["experiment"]["rankers"] == paper_config["experiment"]["rankers"]
+    assert scaled["experiment"]["seeds"] == paper_config["experiment"]["seeds"][:1]
+    owned = {key for name in files for key, value in (yaml.safe_load(Path(name).read_text()) or {}).items()
+             if value}
+    for section, key in (("pretraining", "settings"), ("dense_retrieval", "train"), ("sparse_retrieval", "train")):
+        if section in owned:                # the paper's own sections (the others are the embedded default's)
+            before, after = paper_config[section][key], scaled[section][key]
+            assert after["steps"] == max(scale_model.MINIMUM, -(-before["steps"] // scale_model.STEP_FACTOR))
+            assert after["chunk"] == scale_model.CHUNK
+
+
+def test_an_unknown_hub_name_is_refused_rather_than_downloaded(backbones):
+    config = load_config(REPO, [])
+    config["backbone"]["name"] = "someone/unknown-model"
+    with pytest.raises(KeyError, match="someone/unknown-model"):
+        scale_model.overlay(config, backbones)

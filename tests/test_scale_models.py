@@ -1,0 +1,145 @@
+"""Every paper configuration run end to end as a scale model (``scale_model``): the real rules, not a dry run.
+
+Each configuration keeps its datasets, methods, tables, lengths and code paths; its collections are tiny fixtures
+in their real formats (``irds_fixtures`` writes what ir_datasets reads; CLEF, Wikipedia text and MarginMSE's
+teacher are files), its backbones tiny random models of the same families, its steps and batches divided. Every
+table of the paper is built and audited, and every job that runs a model ran it through the execution seam. They
+are what catches a crash on the paper path (a RoBERTa tokenizer, a DistilBERT without ``token_type_ids``, a
+pre-split collection with a missing split, a 128-long prompt) before a user's cluster does. Slow: ``make
+scale-test`` (``.ci/run`` runs it after ``make test``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import scale_model
+from checkout import clone
+from irds_fixtures import write_fixtures
+from seam import audited, check_the_seam
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))
+PAPERS = {
+    "semi-siamese": {"files": ["config/paper.yaml"], "targets": ["all_tables"],
+                     "kinds": {"train", "rerank"}},
+    "splade-adapters": {"files": ["config/paper-splade-adapters.yaml"], "targets": ["all_splade_tables"],
+                        "kinds": {"train_splade", "splade_index", "splade_search", "train_splade_reranker",
+                                  "splade_rerank"}},
+    "modular-clir": {"files": ["config/paper-modular-clir.yaml"], "targets": ["clir"],
+                     "kinds": {"mlm_language_adapter", "ranking_adapter", "rerank_clir", "clir_dense_index",
+                               "prerank_clir"}},
+    "modular-clir-neuclir": {"files": ["config/paper-modular-clir.yaml", "config/paper-modular-clir-neuclir.yaml"],
+                             "targets": ["clir"],
+                             "kinds": {"mlm_language_adapter", "ranking_adapter", "rerank_clir"}},
+    "dptdr": {"files": ["config/paper-dptdr.yaml"], "targets": ["all_dense_tables"],
+              "kinds": {"pretrain", "train_retriever", "dense_index", "dense_search", "mine_negatives", "train"}},
+    "condenser": {"files": ["config/paper-condenser.yaml"], "targets": ["all_dense_tables"],
+                  "kinds": {"pretrain", "train_retriever", "dense_index", "dense_search"}},
+}
+
+
+def irds_ids(config: dict) -> set[str]:
+    """Every ir_datasets id the configuration names (collections, splits, folds, topics, CLIR collections)."""
+    found = set()
+    for spec in config["datasets"].values():
+        found |= {spec["irds"], *(spec.get("splits") or {}).values(), *spec.get("topics", [])}
+        found |= set((spec.get("folds") or {}).get("irds", []))
+    clir = config.get("modular_clir") or {}
+    for spec in (clir.get("collection", {}).get("languages") or {}).values():
+        if isinstance(spec, dict) and spec.get("irds"):
+            found.add(spec["irds"])
+    return found - {"vaswani"}
+
+
+def targets(config: dict, names: list[str]) -> list[str]:
+    """Snakemake targets: rule names, or ``clir`` for every table and figure of the CLIR paper."""
+    if names != ["clir"]:
+        return names
+    clir = config["modular_clir"]
+    return ([f"results/tables/modular-clir/{name}.tex" for name in clir["tables"]]
+            + [f"results/figures/modular-clir/{name}.pdf" for name in clir.get("figures") or {}])
+
+
+def local_files(config: dict, workdir: Path, home: Path) -> dict:
+    """The files a configuration names beside ir_datasets (CLEF, Wikipedia text, the MarginMSE teacher), written
+    where it names them; the overlay entries that point at them."""
+    extra: dict = {}
+    clir = config.get("modular_clir")
+    if clir:
+        for language, spec in clir["languages"].items():
+            for part in spec["corpus"]:
+                if part["kind"] == "text":
+                    scale_model.write_text(workdir / part["path"], language)
+        if clir["collection"]["source"] == "files":
+            scale_model.write_clir_collection(workdir / clir["collection"]["path"],
+                                              sorted(clir["collection"].get("languages") or clir["languages"]))
+    sparse = config.get("sparse_retrieval")
+    if sparse and sparse.get("teacher"):
+        queries = _training_queries(home, config["datasets"][sparse["dataset"]]["splits"]["train"])
+        path = scale_model.write_teacher(workdir / "scale" / "teacher.pkl.gz", queries)
+        extra["sparse_retrieval"] = {"teacher": {"scores": str(path)}}
+    return extra
+
+
+def _training_queries(home: Path, irds: str) -> dict[str, list[str]]:
+    """Each training query of the fixture with its judged documents and a few others (what the teacher scored)."""
+    code = ("import json, sys, ir_datasets; d = ir_datasets.load(sys.argv[1]); docs = [x.doc_id for x in "
+            "d.docs_iter()][:20]; q = {}\nfor r in d.qrels_iter(): q.setdefault(r.query_id, set()).add(r.doc_id)\n"
+            "print(json.dumps({k: sorted(v | set(docs[:5])) for k, v in q.items()}))")
+    done = subprocess.run([sys.executable, "-c", code, irds], capture_output=True, text=True, check=True,
+                          env={**os.environ, "IR_DATASETS_HOME": str(home)}, timeout=300)
+    return json.loads(done.stdout)
+
+
+def run_scale_model(paper: str, workdir: Path) -> tuple[dict, subprocess.CompletedProcess, float]:
+    spec = PAPERS[paper]
+    files = [REPO / "config.yaml", *(REPO / name for name in spec["files"])]
+    config = scale_model.merged(*files)
+    home = workdir / "irds"
+    if (SHARED_IRDS / "vaswani").is_dir():
+        shutil.copytree(SHARED_IRDS / "vaswani", home / "vaswani")
+    write_fixtures(home, sorted(irds_ids(config)))
+    overlay = scale_model.overlay(config, workdir / "scale")
+    scale_model._update(overlay, local_files(config, workdir, home))
+    (workdir / "scale.yaml").write_text(yaml.safe_dump(overlay, sort_keys=False))
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", "--scheduler", "greedy",
+               "--snakefile", str(workdir / "Snakefile"),
+               "--directory", str(workdir), "--configfile", *map(str, [workdir / "config.yaml",
+                                                                      *(workdir / name for name in spec["files"])]),
+               str(workdir / "scale.yaml"), "--", *targets(config, spec["targets"])]
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, timeout=3000,
+                            env={**os.environ, "IR_DATASETS_HOME": str(home), **audited(workdir)})
+    return config, result, time.monotonic() - started
+
+
+def built_tables(workdir: Path) -> list[Path]:
+    return sorted((workdir / "results" / "tables").rglob("*.tex"))
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_paper_configuration_runs_end_to_end_as_a_scale_model(paper, tmp_path_factory):
+    workdir = clone(tmp_path_factory.mktemp(paper))
+    config, result, seconds = run_scale_model(paper, workdir)
+    assert result.returncode == 0, result.stderr[-6000:]
+    jobs = sum(1 for line in result.stderr.splitlines() if line.startswith("Finished jobid") or
+               line.startswith("Finished job "))
+    tables = built_tables(workdir)
+    print(f"{paper}: {jobs} jobs in {seconds:.0f} s, {len(tables)} tables")
+    assert tables
+    for table in tables:
+        audit = subprocess.run([sys.executable, "-m", "peftir.cli", "audit", str(table.relative_to(workdir)),
+                                "--directory", str(workdir), "--checkout", str(workdir)],
+                               capture_output=True, text=True, timeout=900)
+        assert audit.returncode == 0, f"{table}: {audit.stdout[-3000:]}{audit.stderr[-2000:]}"
+    check_the_seam(workdir, PAPERS[paper]["kinds"])
