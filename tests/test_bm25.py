@@ -10,6 +10,7 @@ import pytrec_eval
 
 from peftir.data import export
 from peftir.data.trec import read_qrels, read_run, read_topics
+from peftir.execution import memory
 from peftir.retrieval import anserini as bm25
 
 VASWANI = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
@@ -124,3 +125,27 @@ def test_a_language_analyzer_stems_that_language(tmp_path: Path):
                     log=io.StringIO(), language=language)
         found[language] = [line.split()[2] for line in (tmp_path / f"run-{language}").read_text().splitlines()]
     assert found == {"de": ["katze"], None: []}
+
+
+def test_a_jobs_memory_budget_caps_the_jvm_heap_and_the_indexing_buffer(tmp_path: Path, monkeypatch) -> None:
+    fake = tmp_path / "java"
+    fake.write_text('#!/bin/sh\necho "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(bm25, "java", lambda: str(fake))
+    assert "-Xmx" not in bm25._run_java("Main", [], io.StringIO())[0]          # outside a job: the JVM's default
+    monkeypatch.setenv(memory.MEMORY_ENV, "6000")                              # what peftir.workflow.job sets
+    assert bm25._run_java("Main", ["-x"], io.StringIO())[0].split()[:1] == ["-Xmx3000m"]
+    log = io.StringIO()
+    with pytest.raises(RuntimeError, match="unknown number of documents"):    # the echo reports no count
+        bm25.build_index(tmp_path / "corpus", tmp_path / "index", threads=1, expected_docs=1, log=log)
+    assert log.getvalue().startswith("-Xmx3000m ") and "-memoryBuffer 1500" in log.getvalue()
+
+
+def test_anserini_indexes_and_searches_the_same_within_a_small_budget(searched: dict, tmp_path: Path,
+                                                                        monkeypatch) -> None:
+    monkeypatch.setenv(memory.MEMORY_ENV, "1000")                              # a 500 MB heap, a 250 MB buffer
+    data = searched["root"] / "data"
+    bm25.build_index(data / "corpus", tmp_path / "index", threads=2, expected_docs=11429, log=io.StringIO())
+    bm25.search(tmp_path / "index", read_topics(data / "queries.tsv"), tmp_path / "run.txt", k1=0.9, b=0.4,
+                hits=100, threads=2, log=io.StringIO())
+    assert (tmp_path / "run.txt").read_text() == searched["run"].read_text()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, IO, Mapping
 
 from ..data.folds import read_folds
+from ..execution.memory import java_heap_mb
 from ..data.trec import read_topics, report_missing, run_blocks, write_run, write_topics
 from ..files import atomic_directory, remove_leftovers
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
@@ -55,10 +56,12 @@ def java() -> str:
 
 
 def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str]:
-    """Run an Anserini entry point, copying its output to ``log`` (default: standard error, which a
-    job sends to its log file); raise with the first error and the tail on failure, else return the tail."""
+    """Run an Anserini entry point, its heap within the job's memory budget (``peftir.execution.memory``), copying
+    its output to ``log`` (default: standard error, which a job sends to its log file); raise with the first error
+    and the tail on failure, else return the tail."""
     log = sys.stderr if log is None else log
-    command = [java(), "-cp", str(anserini_jar()), main_class, *args]
+    heap = java_heap_mb()
+    command = [java(), *([f"-Xmx{heap}m"] if heap else []), "-cp", str(anserini_jar()), main_class, *args]
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     first_error = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
@@ -86,10 +89,12 @@ def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, exp
     ``index_dir`` (built beside it, renamed at the end); fail unless Anserini reports exactly ``expected_docs``
     documents indexed. ``language``: one of Anserini's language analyzers (``de``, ``es``, ``fi``...; None = its
     default English analyzer)."""
+    heap = java_heap_mb()       # Lucene's indexing buffer (4,096 MB by default) kept within half the heap
+    buffer = ["-memoryBuffer", str(min(4096, heap // 2))] if heap else []
     with atomic_directory(index_dir) as building:
         tail = _run_java("io.anserini.index.IndexCollection", [
-            *kind, "-input", str(corpus_dir), "-index", str(building),
-            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), *_language(language)], log)
+            *kind, "-input", str(corpus_dir), "-index", str(building), "-generator", "DefaultLuceneDocumentGenerator",
+            "-threads", str(threads), *buffer, *_language(language)], log)
         counts = [int(found.group(1).replace(",", "")) for line in tail for found in [INDEXED.search(line)] if found]
         if counts != [expected_docs]:
             raise RuntimeError(f"Anserini indexed {counts[0] if counts else 'an unknown number of'} documents of "

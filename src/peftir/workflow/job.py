@@ -15,7 +15,8 @@ The context does what every job needs and no job computes:
    output too) to the rule's log, and reports a failure there: an ``ActionableError``'s message,
    or any other error's traceback, then the log's last lines on the terminal;
 3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``);
-4. with ``PEFTIR_SEAM_AUDIT`` set (tests), it records what entered the job's models and from where
+4. it publishes the rule's ``mem_mb`` to the Java processes the job starts (``peftir.execution.memory``);
+5. with ``PEFTIR_SEAM_AUDIT`` set (tests), it records what entered the job's models and from where
    (``peftir.execution.audit``).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..errors import ActionableError
-from ..execution import audit
+from ..execution import audit, memory
 from . import warm
 
 
@@ -79,6 +80,7 @@ def job(smk: Any) -> Iterator[Any]:
     log = str(smk.log[0]) if smk.log else None
     failed = False
     audited = audit.job_directory()
+    memory.publish(getattr(smk.resources, "mem_mb", None))
     with _output_to(log):
         if warm.serving():
             print(f"run by the warm worker (process {os.getpid()}, imports already loaded)", file=sys.stderr)
