@@ -29,7 +29,7 @@ def condenser_plan():
 def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
     assert {rule: condenser_plan[rule].jobs for rule in ("pretrain", "train_retriever", "mine_negatives",
                                                          "dense_index", "dense_table")} == \
-        {"pretrain": 3, "train_retriever": 14, "mine_negatives": 3, "dense_index": 14, "dense_table": 3}
+        {"pretrain": 3, "train_retriever": 14, "mine_negatives": 1, "dense_index": 14, "dense_table": 3}
     assert condenser_plan["pretrain"].gpu and not condenser_plan["dense_table"].gpu
 
 

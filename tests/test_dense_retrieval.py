@@ -14,6 +14,7 @@ from peftir.retrieval import faiss_index
 from peftir.retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
 from peftir.execution.seam import CPU
 from peftir.training.passage_groups import PassageGroups
+from peftir.training.train_retriever import training_groups
 from tiny import tiny_backbone
 
 TEXTS = ["what is information retrieval", "dense passage retrieval with deep prompts"]
@@ -105,6 +106,19 @@ def test_groups_put_the_positive_first_and_walk_the_negative_pool_epoch_by_epoch
     assert sorted(qid for qid, _ in next(batches)) == ["q1", "q2"]
     with pytest.raises(ValueError, match="only 2 training queries"):
         next(groups.batches(batch_size=3))
+
+
+def test_dprs_recipe_trains_on_the_gold_passage_and_answer_free_bm25_negatives(tmp_path):
+    """dpr-w100's grades: 2 the gold passage, 1 an answer-bearing BM25 passage, 0 a BM25 passage without the
+    answer, −1 a random one. BM25's run also ranks an unjudged passage that may hold the answer."""
+    qrels = {"q1": {"gold": 2, "has-answer": 1, "bm25-neg": 0, "random": -1}}
+    (tmp_path / "bm25.run").write_text("q1 Q0 unjudged 1 9 bm25\nq1 Q0 has-answer 2 8 bm25\nq1 Q0 bm25-neg 3 7 bm25\n")
+    settings = {"negatives": "bm25", "negative_depth": 10, "passages": 2}
+    marco = training_groups(qrels, ["q1"], [str(tmp_path / "bm25.run")], settings, seed=1)
+    assert marco.positives["q1"] == ["gold", "has-answer"] and sorted(marco.pool("q1")) == ["bm25-neg", "unjudged"]
+    dpr = training_groups(qrels, ["q1"], [str(tmp_path / "bm25.run")],
+                          {**settings, "positive_grade": 2, "judged_negatives": True}, seed=1)
+    assert dpr.positives["q1"] == ["gold"] and dpr.pool("q1") == ["bm25-neg"]
 
 
 def test_flat_search_over_shards_is_exact_and_survives_writing(tmp_path):

@@ -10,13 +10,14 @@ from adapters import AutoAdapterModel
 from torch import nn
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from peftir.methods import modular
+from peftir.methods import modular, sparse_fine_tuning
 from peftir.methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
 from peftir.execution.seam import CPU
-from peftir.pretraining.language_module import train_language_module
-from peftir.rankers.modular_reranker import ComposedReranker, reranked
+from peftir.pretraining.language_module import _sftm_parameters, train_language_module
+from peftir.rankers.modular_reranker import ComposedReranker, query_tokens, reranked
 from peftir.rankers.pretrained import EMBEDDED, resolve
 from peftir.training.ranking_module import train_ranking_module
+from peftir.training.steps import train_updates
 
 # The authors' counts (REFERENCE, modular-clir.md: run_sft_mlm.sh and run_sft_retrieval.sh comments) for
 # bert-base-multilingual-uncased: the language adapter (rf 2, bottlenecks + NICE) and the ranking adapters.
@@ -89,6 +90,30 @@ def test_lottery_ticket_sft_changes_only_k_entries_and_composes_additively():
     assert torch.allclose(fresh[0].weight, start["0.weight"])
 
 
+@pytest.mark.parametrize("weight_decay", [sparse_fine_tuning.WEIGHT_DECAY, 0.01])
+def test_a_masked_adamw_phase_moves_only_masked_weights_without_decay(weight_decay):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 6), nn.Linear(6, 1))
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    inputs, targets = torch.randn(32, 6), torch.randn(32, 1)
+
+    def update(step: int) -> float:
+        loss = nn.functional.mse_loss(model(inputs), targets)
+        loss.backward()
+        return float(loss.detach())
+
+    def train_phase(phase, regulariser):      # the pipeline's optimiser: AdamW, linear schedule
+        return train_updates(model, update, 5, 1e-2, weight_decay=weight_decay)
+
+    sft, _ = lottery_ticket_sft(model, ["0.weight"], ["0.bias", "1.weight", "1.bias"], 4, train_phase)
+    unmasked = sft.diffs["0.weight"].to_dense() == 0
+    moved = model[0].weight.detach() != start["0.weight"]
+    if weight_decay == sparse_fine_tuning.WEIGHT_DECAY:     # the module saved is the model trained
+        assert not (moved & unmasked).any()
+    else:                                                    # decay would shrink every unmasked weight
+        assert (moved & unmasked).sum() > 30
+
+
 def test_sftm_round_trips_through_its_file(tmp_path):
     sft = SparseFineTuning(diffs={"w": torch.tensor([0.0, 2.0, 0.0]).to_sparse()}, absolute={"b": torch.ones(2)})
     sft.save(tmp_path / "m.pt")
@@ -154,7 +179,26 @@ def test_language_mask_has_the_size_of_the_language_adapter(language_modules, ti
     assert sftm["parameters"] == adapter["parameters"] == sftm["sft"]["mask_size"]
     loaded = SparseFineTuning.load(language_modules["sftm"]["en"] / "sftm.pt")
     assert 0 < sum(int(d._nnz()) for d in loaded.diffs.values()) <= sftm["parameters"]
-    assert not any("LayerNorm" in name or "word_embeddings" in name for name in loaded.diffs)
+    assert not any("LayerNorm" in name for name in loaded.diffs)
+
+
+def test_a_language_mask_can_change_embedding_rows_while_the_untied_decoder_stays(tiny_mlm):
+    """composable-sft's --freeze_decoder: the tied decoder becomes a frozen copy, the word embeddings maskable."""
+    model, tokenizer = modular.load_encoder(str(tiny_mlm), with_mlm_head=True, pooler=False)
+    embeddings = model.get_input_embeddings().weight
+    maskable, dense = _sftm_parameters(model, SFTM)
+    decoder = model.get_output_embeddings().weight
+    assert decoder is not embeddings and not decoder.requires_grad and torch.equal(decoder, embeddings)
+    words = [name for name in maskable if "word_embeddings" in name]
+    assert len(words) == 1 and words[0] not in dense
+    modular.freeze_all_but(model, set(maskable + dense))
+    before = embeddings.detach().clone()
+    ids = torch.tensor([tokenizer("die katze sitzt")["input_ids"]])
+    model(input_ids=ids, labels=ids).loss.backward()
+    torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1.0).step()
+    moved = (embeddings.detach() != before).any(dim=1)
+    assert moved[ids[0]].all() and int(moved.sum()) == len(set(ids[0].tolist()))   # the text's rows, only them
+    assert torch.equal(decoder, before)                                            # the output side stays θ0's
 
 
 RANKING = {"steps": 6, "phase_steps": [3, 3], "batch_size": 5, "chunk": 3, "max_len": 32, "lr": 1e-3, "warmup": 1,
@@ -180,6 +224,7 @@ def test_ranking_modules_train_only_their_parameters(ranking_modules, tiny_mlm):
     head = 32 + 1                                   # one logit from the [CLS] output
     ra = 2 * (32 * 8 + 8 + 8 * 32 + 32)             # rf 4: 32 → 8 → 32 per layer, 2 layers
     assert facts["adapter"]["module_parameters"] == facts["sftm"]["module_parameters"] == ra
+    assert facts["sftm"]["sft"]["weight_decay"] == 0.0 < RANKING["weight_decay"]     # adapters decay, masks do not
     assert facts["adapter"]["trainable_parameters"] == facts["sftm"]["trainable_parameters"] == ra + head
     encoder = sum(p.numel() for n, p in BertForMaskedLM.from_pretrained(tiny_mlm).bert.named_parameters()
                   if "pooler" not in n)
@@ -229,6 +274,18 @@ def test_split_with_one_language_is_that_languages_stack(tiny_mlm, language_modu
                            execution=CPU)
     texts = ["die katze", "der hund rennt im park"]
     assert split.scores("katze", texts, 32) == pytest.approx(doc.scores("katze", texts, 32), abs=1e-5)
+
+
+def test_split_finds_each_documents_first_token_when_the_first_document_is_the_shortest(
+        tiny_mlm, language_modules, ranking_modules):
+    split = ComposedReranker(str(tiny_mlm), SYSTEMS["split"], str(ranking_modules["adapter"]),
+                             {k: str(v) for k, v in language_modules["adapter"].items()}, "en", "de", pooler=False,
+                             execution=CPU)
+    texts = ["katze", "der hund rennt im park und die katze sitzt auf der matte"]      # the first one is padded
+    encoded = split.tokenizer(["cat mat"] * 2, texts, padding=True, return_tensors="pt")
+    assert query_tokens(encoded) == [len(split.tokenizer("cat mat")["input_ids"])] * 2    # [CLS] cat mat [SEP]
+    alone = [split.scores("cat mat", [text], 32)[0] for text in texts]                    # no padding at all
+    assert split.scores("cat mat", texts, 32) == pytest.approx(alone, abs=1e-5)
 
 
 def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order():

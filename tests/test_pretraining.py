@@ -13,7 +13,7 @@ from peftir.data.pretraining_text import split_sentences
 from peftir.pretraining.condenser import HEAD_FILE, Condenser
 from peftir.execution.seam import CPU
 from peftir.pretraining.contrastive import pair_contrastive_loss
-from peftir.pretraining.retrieval_pretraining import Masking, pretrain, pretraining_update
+from peftir.pretraining.retrieval_pretraining import Masking, _documents, pretrain, pretraining_update
 from peftir.pretraining.rip import RetrievalOrientedLM
 from tiny import tiny_backbone
 
@@ -177,6 +177,16 @@ def test_rip_and_cocondenser_keep_texts_that_give_a_pair_and_sample_two_distinct
     assert len(spans) == 1 and len(spans[0]) >= 2
     rows = pretraining_text.pairs(passages * 3, random.Random(0))
     assert len(rows) == 6 and all(rows[i] != rows[i + 1] for i in range(0, 6, 2))
+
+
+def test_a_cocondenser_on_sentences_keeps_the_passages_that_are_one_span():
+    """MS MARCO's shape: a passage of two sentences, shorter than a span, gives coCondenser no pair of spans."""
+    tokenizer = tiny_backbone().tokenizer
+    passage = ["The cat sat on the mat. It was warm there."]
+    settings = {"max_len": 64, "short_probability": 0.0, "seed": 1, "window_words": None}
+    assert list(_documents("cocondenser", tokenizer, passage, settings)) == []                  # spans: dropped
+    sentences = list(_documents("cocondenser", tokenizer, passage, {**settings, "units": "sentences"}))
+    assert len(sentences) == 1 and len(sentences[0]) == 2                                       # DPTDR's pairs
 
 
 def test_pieces_on_disk_give_back_every_document_and_row(tmp_path):

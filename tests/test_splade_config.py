@@ -18,6 +18,7 @@ def test_the_paper_overlay_validates_with_the_papers_settings(irds_home):
     assert sparse["backbones"]["distilbert"] == {"name": "distilbert-base-uncased", "logit_offset": 0.0}
     assert sparse["train"]["steps"] == 300_000 and sparse["train"]["batch_size"] == 128
     assert sparse["train"]["regularisation"] == {"lambda_q": 5.0e-4, "lambda_d": 9.0e-5, "warmup_steps": 50_000}
+    assert sparse["train"]["max_grad_norm"] is None is sparse["rerankers"]["train"]["max_grad_norm"]   # no clipping
     assert {m["lr"] for m in sparse["methods"].values() if m["kind"] != "none"} == {8.0e-5}
 
 
@@ -30,6 +31,25 @@ def test_a_methods_own_settings_reach_its_jobs_and_no_other(irds_home):
     assert distil["method"] == {"name": "adapter", "lr": 8.0e-5, "reduction_factor": 16, "distil": True}
     ablation = PARAMS["splade"](config, {"backbone": "distilbert", "splade": "leave_out_0_2"})
     assert ablation["method"]["leave_out"] == [0, 1, 2] and ablation["train"]["steps"] == 150_000
+
+
+def test_domain_adaptation_rounds_warm_up_within_their_own_run(irds_home):
+    config = load_config(REPO, [PAPER])
+    for method in ("ft_round1", "ft_round2", "adapter_round1", "adapter_round2"):
+        train = PARAMS["splade"](config, {"backbone": "distilbert", "splade": method})["train"]
+        assert train["steps"] == 5_000
+        assert train["warmup_steps"] <= train["steps"] // 10                 # the lr decays over most of the run
+        assert train["regularisation"]["warmup_steps"] <= train["steps"] // 4   # λ reaches its value early
+    main = PARAMS["splade"](config, {"backbone": "distilbert", "splade": "adapter"})["train"]
+    assert (main["warmup_steps"], main["regularisation"]["warmup_steps"]) == (6_000, 50_000)
+
+
+def test_a_retrievers_checkpoint_is_chosen_by_its_training_datasets_validation_metric(irds_home):
+    config = load_config(REPO, [PAPER])
+    chosen = {dataset: PARAMS["splade"](config, {"dataset": dataset, "backbone": "distilbert",
+                                                 "splade": "adapter_round1"})["train"]["validation_metric"]
+              for dataset in ("msmarco-passage", "fiqa")}
+    assert chosen == {"msmarco-passage": "RR@10", "fiqa": "nDCG@10"}
 
 
 def test_the_paper_overlay_plans_the_documented_jobs(irds_home, tmp_path):

@@ -12,6 +12,8 @@ import pytest
 import torch
 
 from peftir.data import trec
+from peftir.layout import PARAMS
+from peftir.workflow.config import load_config
 from peftir.data.folds import write_folds
 from peftir.methods.learned import load_learned_state
 from peftir.execution.seam import CPU
@@ -24,6 +26,7 @@ from peftir.training.train_cross_encoder import rerank_first_stage, train_cross_
 from peftir.training.train_splade import train_splade
 from peftir.training.validated import WEIGHTS
 
+from test_dense_config import REPO
 from test_splade import ADAPTER, distilbert
 
 
@@ -48,6 +51,25 @@ def test_r_flops_joins_the_metrics_over_the_same_evaluated_queries(evaluated):
     assert every["mean"]["R-FLOPS"] == fmean([1.5, 0.5]) and every["mean"]["RR@10"] == fmean([1.0, 0.5])
     bm25 = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1", None, spec)
     assert bm25["metrics"] == ["RR@10"]
+
+
+def test_a_beir_query_that_is_also_a_document_does_not_count_itself(tmp_path):
+    """ArguAna's shape: the query's own argument is a document of the corpus, found at rank 1, judged nothing."""
+    write_folds(tmp_path / "folds.json", {"dataset": "toy", "splits": {"test": ["arg1"]}})
+    (tmp_path / "qrels.txt").write_text("arg1 0 arg7 1\n")
+    (tmp_path / "run").write_text("arg1 Q0 arg1 1 9 s\narg1 Q0 arg7 2 8 s\n")
+    paths = [str(tmp_path / name) for name in ("run", "qrels.txt", "folds.json")]
+    spec = {"metrics": ["RR@10"], "scope": "all"}
+    assert evaluate_splade_run(*paths, "1", None, spec)["mean"]["RR@10"] == 0.5
+    assert evaluate_splade_run(*paths, "1", None, {**spec, "drop_self_hits": True})["mean"]["RR@10"] == 1.0
+
+
+def test_beir_collections_and_only_they_are_evaluated_without_self_hits():
+    config = load_config(REPO, [str(REPO / "config" / "paper-splade-adapters.yaml")])
+    dropped = {target for target in config["datasets"]
+               if PARAMS["splade_evaluation"](config, {"target": target, "fold": "1"})["drop_self_hits"]}
+    assert {"arguana", "quora"} <= dropped and all(config["datasets"][t]["irds"].startswith("beir/") for t in dropped)
+    assert "msmarco-passage" not in dropped
 
 
 def test_flops_of_another_search_are_refused(evaluated, tmp_path):

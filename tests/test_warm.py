@@ -22,7 +22,8 @@ class Named(dict):
 
 snakemake = SimpleNamespace(rule="folds", input=Named(queries="queries.tsv"), output=Named(folds="folds.json"),
                             params=Named(folds={"folds": {"scheme": "seeded", "n": 3, "seed": 1}}),
-                            wildcards=Named(dataset="toy"), log=["folds.log"], threads=1)
+                            wildcards=Named(dataset="toy"), log=["folds.log"], threads=1,
+                            resources=Named(mem_mb=1000))
 '''
 BODY = '''import sys
 from peftir.workflow import warm

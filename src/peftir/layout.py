@@ -320,18 +320,26 @@ NEGATIVES = ("bm25", "mined", "denoised")
 RETRIEVER_KINDS = ("ft", "dpt")     # full fine-tuning, deep prompt tuning
 
 
+# what each objective's texts are cut into: its default first (``peftir.data.pretraining_text``)
+PRETRAINING_UNITS = {"condenser": ("blocks",), "cocondenser": ("spans", "sentences"), "rip": ("sentences",)}
+
+
 def _pretraining(config: Config, wildcards: Wildcards) -> dict:
     """One pretraining run's objective, corpus, seed, start and settings (the common ones, then its own)."""
     spec = config["pretraining"]["runs"][wildcards["pretrained"]]
     backbone = config["pretraining"]["backbone"]
     return {"objective": spec["objective"], "corpus": spec["corpus"], "backbone": backbone["name"],
             "fitted_head": backbone["mlm_head"] is not None, "warm_start": spec.get("warm_start"),
+            "units": spec.get("units", PRETRAINING_UNITS[spec["objective"]][0]),
             **config["pretraining"]["settings"], **spec.get("settings", {}), "seed": spec["seed"],
             "execution": _execution(config)}
 
 
 def _dense(config: Config) -> dict:
     return config["dense_retrieval"]
+
+
+DENSE_OVERRIDES = ("steps", "passages", "batch_size", "positive_grade", "judged_negatives")   # a method's own
 
 
 def _retriever(config: Config, wildcards: Wildcards) -> dict:
@@ -343,8 +351,9 @@ def _retriever(config: Config, wildcards: Wildcards) -> dict:
                 "execution": _execution(config)}
     method = dense["methods"][wildcards["retriever"]]
     return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"],
-            "method": {"name": method["kind"], **{key: value for key, value in method.items() if key != "steps"}},
-            "train": {**dense["train"], "steps": method.get("steps", dense["train"]["steps"]),
+            "method": {"name": method["kind"],
+                       **{key: value for key, value in method.items() if key not in ("kind", *DENSE_OVERRIDES)}},
+            "train": {**dense["train"], **{key: method[key] for key in DENSE_OVERRIDES if key in method},
                       "negatives": wildcards["negatives"]},
             "execution": _execution(config)}
 
@@ -396,7 +405,7 @@ def dense_cell(row: Mapping[str, Any], column: Mapping[str, Any]) -> dict:
 # --- SPLADE with adapters (Pal et al., paper 001) ------------------------------------------------
 R_FLOPS = "R-FLOPS"     # a SPLADE metrics file's per-query FLOPS against the index (their mean: the paper's R-FLOPS)
 # a method's own training settings (Table 2's λ's, Tables 4-6's budgets)
-SPLADE_OVERRIDES = ("steps", "batch_size", "validate_every", "regularisation")
+SPLADE_OVERRIDES = ("steps", "batch_size", "validate_every", "warmup_steps", "regularisation")
 
 
 def _sparse(config: Config) -> dict:
@@ -418,8 +427,14 @@ def _splade(config: Config, wildcards: Wildcards) -> dict:
             "method": {"name": method["kind"],
                        **{key: value for key, value in method.items() if key not in ("kind", *SPLADE_OVERRIDES)}},
             "train": {**sparse["train"], **{key: method[key] for key in SPLADE_OVERRIDES if key in method},
-                      "logit_offset": backbone["logit_offset"]},
+                      "logit_offset": backbone["logit_offset"], **_validation_metric(config, wildcards)},
             "execution": _execution(config)}
+
+
+def _validation_metric(config: Config, wildcards: Wildcards) -> dict:
+    """The training dataset's ``validation_metric``, which picks a SPLADE retriever's or reranker's checkpoint."""
+    return {"validation_metric": config["datasets"][wildcards["dataset"]]["validation_metric"]} \
+        if "dataset" in wildcards else {}
 
 
 def _splade_reranker(config: Config, wildcards: Wildcards) -> dict:
@@ -428,7 +443,7 @@ def _splade_reranker(config: Config, wildcards: Wildcards) -> dict:
     spec = rerankers["models"][wildcards["reranker"]]
     return {"backbone": spec["backbone"],
             "method": {"name": spec["kind"], **{k: v for k, v in spec.items() if k not in ("kind", "backbone")}},
-            "train": rerankers["train"], "execution": _execution(config)}
+            "train": {**rerankers["train"], **_validation_metric(config, wildcards)}, "execution": _execution(config)}
 
 
 def splade_folds(config: Config, dataset: str) -> list[str]:
@@ -441,6 +456,11 @@ def splade_folds(config: Config, dataset: str) -> list[str]:
     from .data.folds import fold_ids
 
     return fold_ids(config["datasets"][dataset])
+
+
+def is_beir(config: Config, dataset: str) -> bool:
+    """Whether a dataset is a BEIR collection, evaluated as BEIR evaluates (a query's own id is no hit)."""
+    return config["datasets"][dataset]["irds"].startswith("beir/")
 
 
 def splade_scope(wildcards: Wildcards) -> str:
@@ -727,7 +747,8 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "splade": _splade,
     "splade_index": lambda config, wc: _sparse(config)["index"],
     "splade_teacher": lambda config, wc: _sparse(config)["teacher"],
-    "splade_evaluation": lambda config, wc: {"metrics": list(_sparse(config)["metrics"]), "scope": splade_scope(wc)},
+    "splade_evaluation": lambda config, wc: {"metrics": list(_sparse(config)["metrics"]), "scope": splade_scope(wc),
+                                             "drop_self_hits": is_beir(config, wc["target"])},
     "splade_table": lambda config, wc: splade_report_layout(config, wc["table"]),
     "splade_reranker": _splade_reranker,
     "splade_rerank": lambda config, wc: {**_sparse(config)["rerankers"]["rerank"], "scope": splade_scope(wc)},

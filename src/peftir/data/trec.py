@@ -152,9 +152,15 @@ def query_blocks(qids: list[str], size: int = QUERY_BLOCK) -> Iterator[list[str]
         yield qids[start:start + size]
 
 
-def relevant(qrels: Qrels, qid: str) -> list[str]:
-    """The documents judged relevant (grade > 0) to ``qid``: a training query's positives."""
-    return [doc for doc, grade in qrels.get(qid, {}).items() if grade > 0]
+def relevant(qrels: Qrels, qid: str, at_least: int = 1) -> list[str]:
+    """The documents judged relevant to ``qid`` (grade ≥ ``at_least``): a training query's positives."""
+    return [doc for doc, grade in qrels.get(qid, {}).items() if grade >= at_least]
+
+
+def judged_non_relevant(qrels: Qrels, qid: str) -> list[str]:
+    """The documents judged non-relevant (grade 0) to ``qid``: in DPR's collections, its BM25 hard negatives, which
+    contain no answer (grade −1, DPR's random negatives, left out)."""
+    return [doc for doc, grade in qrels.get(qid, {}).items() if grade == 0]
 
 
 def not_relevant(qrels: Qrels, qid: str, documents: Iterable[str]) -> list[str]:

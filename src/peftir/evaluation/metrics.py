@@ -64,9 +64,12 @@ def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, fo
 
 
 def evaluate_queries(run_path: str | os.PathLike, qrels_path: str | os.PathLike, test: list[str], metrics: list[str],
-                     depth: int | None = None) -> dict:
-    """``evaluate_fold`` on the given test queries."""
+                     depth: int | None = None, drop_self_hits: bool = False) -> dict:
+    """``evaluate_fold`` on the given test queries; with ``drop_self_hits``, a retrieved document whose id is the
+    query's own is left out first (BEIR's evaluation: in ArguAna and Quora a query is also a document)."""
     run = read_run(run_path, test, depth)
+    if drop_self_hits:
+        run = {qid: {doc: score for doc, score in docs.items() if doc != qid} for qid, docs in run.items()}
     qrels = read_qrels(qrels_path)
     summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)
     return {**summary, "missing_from_run": report_missing(answered(run), evaluated_qids(qrels, test), str(run_path))}

@@ -10,7 +10,7 @@
   gradient. The second pass replays the first's random state on the CPU and on the device (dropout masks are
   drawn on the GPU there), so both passes see the same masks and the gradient is the full batch's.
 - ``clip``: the gradient's global norm cut to ``max_norm`` (the Hugging Face Trainer's default, 1.0, under
-  which the Tevatron/Condenser, DPTDR and SPLADE codes trained); None: no clipping (CEDR's loop).
+  which the Tevatron/Condenser and DPTDR codes trained); None: no clipping (CEDR's loop, naver/splade's trainer).
 
 Memory holds one chunk's activations; the result does not depend on the chunk size (up to float rounding).
 """

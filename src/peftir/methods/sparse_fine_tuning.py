@@ -11,6 +11,11 @@ composable-sft, the authors' library, is not on PyPI; this module is its procedu
 4. the SFTM is θ2 − θ0 on the masked entries (``diffs``) plus the full values of the non-maskable trained
    parameters (``abs``). Composition adds diffs to θ0 (``apply``), so language and ranking masks add up.
 
+Both phases train without weight decay (``WEIGHT_DECAY``), as composable-sft's trainer does (the Hugging Face
+Trainer's default AdamW). With decay, phase 1's mask would favour the large weights decay moves most, and in
+phase 2 AdamW would shrink every unmasked weight too (a masked gradient is zero, not absent): the model trained
+would not be θ0 + the saved diffs.
+
 K is set by the caller to the parameter count of the matching adapter (``peftir.methods.modular``), for a
 fair comparison at equal size.
 """
@@ -24,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 DIFF_EPSILON = 1e-7    # composable-sft keeps a masked entry only where |θ2 − θ0| exceeds this
+WEIGHT_DECAY = 0.0     # both phases (module docstring)
 
 
 @dataclass
@@ -87,7 +93,10 @@ def top_k_mask(theta0: dict[str, Tensor], theta1: dict[str, Tensor], k: int) -> 
 
 
 def l1_toward(model: nn.Module, theta0: dict[str, Tensor], weight: float) -> Tensor:
-    """composable-sft's regulariser: ``weight`` · Σ|θ − θ0| / N over the maskable parameters."""
+    """The L1 pull toward θ0: ``weight`` · Σ|θ − θ0| / N over the maskable parameters. composable-sft's 2022
+    trainer summed every trainable parameter's distance (a head's too) and divided by all the model's parameters: a
+    pull about 1.5 times weaker per weight for mBERT's language masks; its later versions dropped the term (named
+    in the README)."""
     parameters = dict(model.named_parameters())
     total = sum((parameters[name] - value).abs().sum() for name, value in theta0.items())
     count = sum(value.numel() for value in theta0.values())

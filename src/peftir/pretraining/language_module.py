@@ -6,9 +6,12 @@ encoder stays frozen:
 - ``adapter``: a Pfeiffer + NICE adapter (``peftir.methods.modular.language_adapter_config``) trained with
   ``train_adapter`` (AdapterHub leaves the MLM head's transform trainable and freezes the tied decoder, as
   the authors' adapter-transformers did for the transform); saved without the head, as the rankers load it;
-- ``sftm``: a language mask by lottery-ticket sparse fine-tuning of the encoder (LayerNorms and the tied
-  decoder frozen, as the authors' ``--freeze_layer_norm --freeze_decoder``), K = the parameter count of the
-  language adapter of the same reduction factor, L1 pull toward θ0 in both phases.
+- ``sftm``: a language mask by lottery-ticket sparse fine-tuning of the encoder (LayerNorms frozen, as the
+  authors' ``--freeze_layer_norm``), K = the parameter count of the language adapter of the same reduction factor,
+  L1 pull toward θ0 in both phases. ``freeze_decoder`` is composable-sft's ``--freeze_decoder``: the MLM decoder,
+  tied to the word embeddings, is untied into a frozen copy, so the mask may change the input embeddings (rows of
+  the language's own pieces above all) while the output side stays θ0's; without it the tied pair is maskable as
+  one tensor.
 
 Both report the held-out MLM loss and perplexity before and after, on the same masked tokens.
 """
@@ -38,14 +41,22 @@ def _language_adapter(model, language: str, settings: dict) -> str:
     return name
 
 
+def untie_decoder(model) -> None:
+    """composable-sft's ``--freeze_decoder``: the MLM decoder gets a frozen copy of the word embeddings, so the
+    embeddings can be masked and trained while the output projection stays θ0's."""
+    decoder = model.get_output_embeddings()
+    decoder.weight = torch.nn.Parameter(decoder.weight.detach().clone(), requires_grad=False)
+
+
 def _sftm_parameters(model, settings: dict) -> tuple[list[str], list[str]]:
-    """What a language mask may change (the encoder; LayerNorms too unless frozen; the word embeddings unless
-    the decoder is frozen, since they are the tied decoder) and what is trained densely beside it (the MLM
-    head's transform and bias, which composition leaves out: ``apply(with_abs=False)``)."""
+    """What a language mask may change (the encoder, word embeddings included; LayerNorms too unless frozen) and
+    what is trained densely beside it (the MLM head's transform and bias, which composition leaves out:
+    ``apply(with_abs=False)``). With ``freeze_decoder`` the decoder is untied first (``untie_decoder``)."""
+    if settings["freeze_decoder"]:
+        untie_decoder(model)
     decoder = model.get_output_embeddings().weight
     named = dict(model.named_parameters())
-    maskable = [n for n in modular.encoder_parameter_names(model, settings["freeze_layer_norm"])
-                if not (settings["freeze_decoder"] and named[n] is decoder)]
+    maskable = modular.encoder_parameter_names(model, settings["freeze_layer_norm"])
     head = f"heads.{modular.MLM_HEAD}."
     dense = [n for n, p in named.items() if n.startswith(head) and p is not decoder]
     return maskable, dense

@@ -24,6 +24,7 @@ from ..data.text_units import text_units
 from ..execution.gradients import accumulate, cached_gradient, split
 from ..execution.seam import Execution
 from ..files import atomic_directory, scratch_directory, write_json
+from ..layout import PRETRAINING_UNITS
 from ..rankers.pretrained import resolve
 from ..training.mlm import MLM_PROBABILITY, shuffled_batches
 from ..training.steps import train_updates
@@ -68,13 +69,14 @@ def _model(objective: str, lm: PreTrainedModel, settings: dict, warm_start: str 
 
 
 def _documents(objective: str, tokenizer, texts: Iterable[str], settings: dict) -> Iterator[list[list[int]]]:
-    """The training units as documents of rows: Condenser's blocks (each alone: blocks are drawn one by one),
-    coCondenser's documents as their spans, or RIP's passages as their sentences."""
-    window = settings.get("window_words")
-    if objective == "condenser":
+    """The training units (``settings['units']``) as documents of rows: Condenser's blocks (each alone: blocks are
+    drawn one by one), coCondenser's documents as their spans, or passages as their sentences (RIP's; DPTDR's
+    coCondenser)."""
+    window, units = settings.get("window_words"), settings.get("units") or PRETRAINING_UNITS[objective][0]
+    if units == "blocks":
         return ([block] for block in pretraining_text.blocks(tokenizer, texts, settings["max_len"],
                                                               settings["short_probability"], settings["seed"], window))
-    if objective == "cocondenser":
+    if units == "spans":
         return pretraining_text.spans(tokenizer, texts, settings["max_len"], settings["short_probability"],
                                       settings["seed"], window)
     return pretraining_text.sentences(tokenizer, texts, settings["max_len"], window)

@@ -3,9 +3,10 @@
 A system (``peftir.layout.CLIR_SYSTEMS``) names the ranking module kind and which language modules go under it:
 
 - adapters: ``query`` / ``doc`` = ``Stack(LA of that language, RA)``; ``split`` = ``Stack(Split(LA_q, LA_d), RA)``
-  with the split at the first token of the document (the length of ``[CLS] q [SEP]``, the same for every pair of
-  a batch, which holds one query); ``invertible: false`` deletes the language adapter's invertible adapter
-  first (−INV, test time only); ``none`` = the RA alone;
+  with the split at the first token of the document: the length of ``[CLS] q [SEP]``, counted per pair on its
+  attended tokens (padding, also of token type 0, is not the query's), the pairs of a batch that share a boundary
+  scored together (truncation can shorten a query next to a long document); ``invertible: false`` deletes the
+  language adapter's invertible adapter first (−INV, test time only); ``none`` = the RA alone;
 - SFTMs: θ0 + RM + LM of the query's language, the document's, or both (their sum);
 - ``full``: monoBERT, fine-tuned as a whole, no language module.
 
@@ -71,16 +72,30 @@ class ComposedReranker:
         execution.place(self.model).eval()
 
     def scores(self, query: str, docs: list[str], max_len: int) -> list[float]:
+        """The reranking logit of each (query, document) pair, cut to ``max_len`` tokens."""
         encoded = self.tokenizer([query] * len(docs), docs, truncation="longest_first", max_length=max_len,
                                  padding=True, return_tensors="pt")
-        if self.split is not None:
-            query_tokens = int((encoded["token_type_ids"][0] == 0).sum())
-            length = encoded["input_ids"].shape[1]
-            la_query, la_doc, ranking = self.split
-            self.model.set_active_adapters(Stack(Split(la_query, la_doc, splits=[query_tokens, length - query_tokens]),
+        if self.split is None:
+            return self._logits(encoded)
+        boundaries, length = query_tokens(encoded), encoded["input_ids"].shape[1]
+        la_query, la_doc, ranking = self.split
+        scores = [0.0] * len(docs)
+        for boundary in sorted(set(boundaries)):
+            rows = [row for row, at in enumerate(boundaries) if at == boundary]
+            self.model.set_active_adapters(Stack(Split(la_query, la_doc, splits=[boundary, length - boundary]),
                                                  ranking))
+            for row, score in zip(rows, self._logits({key: value[rows] for key, value in encoded.items()})):
+                scores[row] = score
+        return scores
+
+    def _logits(self, encoded: dict[str, torch.Tensor]) -> list[float]:
         with torch.no_grad(), self.execution.precision():
             return self.model(**self.execution.inputs(encoded)).logits[:, 0].float().tolist()
+
+
+def query_tokens(encoded: dict[str, torch.Tensor]) -> list[int]:
+    """Per pair, the tokens before its document (``[CLS] q [SEP]``): attended tokens of type 0."""
+    return ((encoded["token_type_ids"] == 0) & (encoded["attention_mask"] == 1)).sum(dim=1).tolist()
 
 
 def reranked(head: dict[str, float], prerank: dict[str, float]) -> dict[str, float]:

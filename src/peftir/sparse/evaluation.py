@@ -4,7 +4,10 @@ On the collection it trained on a retriever is evaluated on its fold's test quer
 all``: TREC DL beside MS MARCO's dev queries, a BEIR collection zero-shot) on every test query of that
 collection. R-FLOPS joins the ir_measures metrics as the per-query FLOPS the search measured
 (``peftir.sparse.impact.query_flops``) over the same evaluated queries: its mean over a fold's test queries is
-the paper's R-FLOPS over that query set (the released code's is over MS MARCO's 101k dev queries).
+the paper's R-FLOPS over that query set (the released code's is over MS MARCO's 101k dev queries). On a BEIR
+collection a retrieved document whose id is the query's is dropped before the metrics, as BEIR's evaluation and
+the released ``beir_eval.py`` do (``drop_self_hits``): ArguAna's and Quora's queries are documents of their
+corpora, and would otherwise find themselves at rank 1.
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def evaluate_splade_run(run: str, qrels: str, folds_path: str, fold: str, flops:
     """The run's summary (``peftir.evaluation.metrics.metric_summary``) on the ``spec['scope']`` test queries, its
     ``spec['metrics']`` and, given the search's ``flops``, R-FLOPS (BM25's run has none); what the
     ``evaluate_splade`` rules write and the audit recomputes."""
-    summary = evaluate_queries(run, qrels, evaluated_queries(folds_path, fold, spec["scope"]), list(spec["metrics"]))
+    summary = evaluate_queries(run, qrels, evaluated_queries(folds_path, fold, spec["scope"]), list(spec["metrics"]),
+                               drop_self_hits=spec.get("drop_self_hits", False))
     if flops is None:
         return summary
     measured = json.loads(Path(flops).read_text())["per_query"]

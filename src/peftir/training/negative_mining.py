@@ -112,7 +112,9 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
     qids = training_queries(collection.folds, fold)
     qrels = trec.read_qrels(collection.qrels)
     indexes = [RunIndex(path, set(qids)) for path in (bm25, first_round)]
-    rng = random.Random(mining["seed"])
+    # two generators: the un-denoised draw is the same whether or not denoising follows, so a denoised pool is
+    # the mined pool plus its denoised sample (Table 9's two UNM rows differ by denoising only)
+    rng, denoise_rng = random.Random(mining["seed"]), random.Random(f"{mining['seed']}:denoised")
     denoising = mining["negatives"] == "denoised"
     facts = {"negatives": mining["negatives"], "training_queries": len(qids), "depth": mining["depth"],
              "sample": mining["sample"], "undenoised": 0, "pool": 0}
@@ -137,7 +139,7 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
                 pool = {doc for candidates in found for doc in sampled(candidates, mining["sample"], rng)}
                 facts["undenoised"] += len(pool)
                 if denoiser:
-                    pool |= _denoised(qid, found, judged, probabilities.get(qid, {}), mining, rng, facts)
+                    pool |= _denoised(qid, found, judged, probabilities.get(qid, {}), mining, denoise_rng, facts)
                 facts["pool"] += len(pool)
                 if pool:
                     yield qid, {doc: -rank for rank, doc in enumerate(sorted(pool))}

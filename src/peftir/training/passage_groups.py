@@ -56,7 +56,7 @@ class NegativePools(Mapping):
 @dataclass
 class PassageGroups:
     positives: dict[str, list[str]]
-    negatives: Mapping[str, list[str]]  # a query's non-empty pool (``NegativePools``); queries without one left out
+    negatives: Mapping[str, list[str]]  # a query's non-empty pool (``NegativePools``, judged negatives); else left out
     passages: int                      # n: one positive and n − 1 negatives per query
     seed: int
 

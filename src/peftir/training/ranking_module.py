@@ -28,7 +28,7 @@ from ..execution.gradients import accumulate, split
 from ..execution.seam import Execution, Spec
 from ..files import atomic_directory, write_json
 from ..methods import modular
-from ..methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft
+from ..methods.sparse_fine_tuning import WEIGHT_DECAY as SFT_WEIGHT_DECAY, SparseFineTuning, lottery_ticket_sft
 from ..pretraining.language_module import SFTM_FILE
 from ..rankers.inputs import Collection
 from .steps import train_updates
@@ -106,8 +106,8 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
         return accumulate(split(batch, settings["chunk"]),
                           lambda part: ranking_loss(model, tokenizer, part, settings["max_len"], execution))
 
-    def train(steps: int) -> list[float]:
-        return train_updates(model, update, steps, settings["lr"], settings["warmup"], settings["weight_decay"],
+    def train(steps: int, weight_decay: float = settings["weight_decay"]) -> list[float]:
+        return train_updates(model, update, steps, settings["lr"], settings["warmup"], weight_decay,
                              log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])
 
     started = time.monotonic()
@@ -130,7 +130,9 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
         modular.freeze_all_but(model, set(maskable + dense))
         k = modular.adapter_size(model, modular.ranking_adapter_config(reduction_factor, settings["non_linearity"]))
         phases = settings["phase_steps"]
-        sft, facts["sft"] = lottery_ticket_sft(model, maskable, dense, k, lambda phase, _: train(phases[phase - 1]))
+        sft, facts["sft"] = lottery_ticket_sft(model, maskable, dense, k,
+                                               lambda phase, _: train(phases[phase - 1], SFT_WEIGHT_DECAY))
+        facts["sft"]["weight_decay"] = SFT_WEIGHT_DECAY
         facts["module_parameters"] = k
         facts["trainable_parameters"] = k + modular.head_parameters(model, modular.RANKING_HEAD)
         with atomic_directory(output) as building:

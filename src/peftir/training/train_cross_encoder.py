@@ -2,10 +2,11 @@
 documents reranked with it.
 
 Each training query with one relevant document and one BM25 negative, cross-entropy over the pair (§4.4: a
-contrastive loss with one BM25 negative and no in-batch negatives); AdamW, warm-up and decay, validation MRR@10 on
-the validation queries' BM25 candidates, best state kept (``peftir.training.validated``), only what trains saved
-(the head, and the adapters or the whole encoder). Reranking reads the first stage's run (a SPLADE retriever's,
-``sparse_retrieval.rerankers.first_stage``) on the same queries the evaluation takes.
+contrastive loss with one BM25 negative and no in-batch negatives); AdamW, warm-up and decay, validation by the
+dataset's validation metric on the validation queries' BM25 candidates, best state kept
+(``peftir.training.validated``), only what trains saved (the head, and the adapters or the whole encoder).
+Reranking reads the first stage's run (a SPLADE retriever's, ``sparse_retrieval.rerankers.first_stage``) on the
+same queries the evaluation takes.
 """
 from __future__ import annotations
 

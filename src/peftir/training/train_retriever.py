@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from typing import Callable, Mapping
 
 import torch
 from peft import PeftModel
@@ -96,20 +96,32 @@ def retriever_update(retriever: DenseRetriever, execution: Execution, topics: di
     return update
 
 
+def training_groups(qrels: trec.Qrels, qids: list[str], negatives: list[str], settings: dict,
+                    seed: int) -> PassageGroups:
+    """Each training query's positives (judged at least ``positive_grade``) and negative pool: the top
+    ``negative_depth`` of BM25's run, all of a mined pool, or with ``judged_negatives`` the judged non-relevant
+    documents (DPR's answer-free BM25 negatives; BM25's unjudged candidates may hold the answer)."""
+    bm25 = settings.get("negatives", "bm25") == "bm25"
+    pools: Mapping[str, list[str]]
+    if settings.get("judged_negatives") and bm25:
+        pools = {qid: found for qid in qids if (found := trec.judged_non_relevant(qrels, qid))}
+    else:
+        pools = NegativePools(negatives, qrels, qids, settings["negative_depth"] if bm25 else None)
+    return PassageGroups({qid: trec.relevant(qrels, qid, settings.get("positive_grade", 1)) for qid in qids},
+                         pools, settings["passages"], seed)
+
+
 def train_retriever(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
                     negatives: list[str], qids: list[str], seed: int, execution: Execution, output: str,
                     summary: str) -> dict:
     """The ``train_retriever`` rule: ``settings['steps']`` updates on the training queries ``qids``, negatives
     from the top ``negative_depth`` of the runs ``negatives`` (BM25's), or all of a mined pool
-    (``settings['negatives']`` mined or denoised); the trained retriever to ``output`` and its facts (losses,
-    trainable parameters, seconds, where it ran) to ``summary``."""
+    (``settings['negatives']`` mined or denoised; ``training_groups``); the trained retriever to ``output`` and its
+    facts (losses, trainable parameters, seconds, where it ran) to ``summary``."""
     torch.manual_seed(seed)
     started = time.monotonic()
     retriever = build_retriever(backbone, layers, method, settings, execution)
-    qrels = trec.read_qrels(collection.qrels)
-    depth = settings["negative_depth"] if settings.get("negatives", "bm25") == "bm25" else None
-    groups = PassageGroups({qid: trec.relevant(qrels, qid) for qid in qids},
-                           NegativePools(negatives, qrels, qids, depth), settings["passages"], seed)
+    groups = training_groups(trec.read_qrels(collection.qrels), qids, negatives, settings, seed)
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries, set(groups.qids))
     steps = settings["steps"]

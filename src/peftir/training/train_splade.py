@@ -6,7 +6,8 @@ positives (eq. 6; ``in_batch: false`` is the released branch's behaviour), plus 
 documents with quadratically growing weights (``peftir.sparse.losses``). AdamW at the method's learning rate,
 linear warm-up then linear decay, weight decay on every trainable parameter (the released ``bert_optim``). Every
 ``validate_every`` updates the validation queries' BM25 top ``validation_depth`` are ranked by the retriever and
-MRR@10 is measured; the best state is kept (the released code ranks a TAS-B subset of the collection instead).
+the training dataset's validation metric (MRR@10 on MS MARCO) is measured; the best state is kept (the released
+code ranks a TAS-B subset of the collection instead).
 Only what trains is saved: everything for FT, the adapters and MLM heads for the others.
 
 Beside BM25 triplets: MarginMSE on a cross-encoder's scored documents (Table 2: the ``teacher`` run gives the
@@ -72,11 +73,11 @@ def train_splade(backbone: str, layers: int | None, method: dict, settings: dict
                  init: str | None = None) -> dict:
     """The ``train_splade`` rule: ``settings['steps']`` updates on the training queries ``qids``, each with a
     relevant document and a negative from the run ``negatives`` (BM25's; a SPLADE retriever's for domain
-    adaptation's rounds; with a ``teacher``, its scored documents), validated by MRR@10 on the validation queries'
-    top ``candidates``; the best state to ``output``, the facts (losses, validation curve, parameter counts) to
-    ``summary``. ``teacher``: a cross-encoder's scores as a run, for MarginMSE; ``init``: a trained retriever of
-    the same method to start from (a second round); ``execution``: the job's device, precision and threads. A
-    ``none`` method trains nothing: the backbone as it comes."""
+    adaptation's rounds; with a ``teacher``, its scored documents), validated by the dataset's validation metric on
+    the validation queries' top ``candidates``; the best state to ``output``, the facts (losses, validation curve,
+    parameter counts) to ``summary``. ``teacher``: a cross-encoder's scores as a run, for MarginMSE; ``init``: a
+    trained retriever of the same method to start from (a second round); ``execution``: the job's device,
+    precision and threads. A ``none`` method trains nothing: the backbone as it comes."""
     torch.manual_seed(seed)
     started = time.monotonic()
     encoder = build_splade(backbone, layers, method, settings, execution)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..layout import MLM_HEAD_RUN, measure, pretrained_run
+from ..layout import MLM_HEAD_RUN, PRETRAINING_UNITS, measure, pretrained_run
 
 
 class DenseConfigError(ValueError):
@@ -52,6 +52,9 @@ def check_pretraining(config: dict) -> None:
         if warm is not None:
             condensers = [run for run, other in pretraining["runs"].items() if other["objective"] == "condenser"]
             known(warm, condensers, f"{key}.warm_start", "the condenser runs of pretraining.runs")
+        if "units" in spec:
+            known(spec["units"], PRETRAINING_UNITS[spec["objective"]], f"{key}.units",
+                  f"what objective {spec['objective']} trains on")
         settings = {**pretraining["settings"], **spec.get("settings", {})}
         if settings["chunk"] > 2 * settings["batch_size"]:
             raise DenseConfigError(f"config key {key}: chunk = {settings['chunk']} is more than the "
@@ -174,6 +177,12 @@ def check_dense_retrieval(config: dict) -> None:
     if dense["mining"]["depth"] > dense["search"]["depth"]:
         raise DenseConfigError(f"config key dense_retrieval.mining.depth = {dense['mining']['depth']}: at most "
                                f"search.depth = {dense['search']['depth']} (the first-round run it reads)")
+    shared = dense["mining"].get("first_round")
+    if shared:
+        known(shared["backbone"], dense["backbones"], "dense_retrieval.mining.first_round.backbone",
+              "the keys of dense_retrieval.backbones")
+        known(shared["retriever"], dense["methods"], "dense_retrieval.mining.first_round.retriever",
+              "the keys of dense_retrieval.methods")
     for paper, tables in dense["tables"].items():
         for name, spec in (tables or {}).items():
             _check_dense_table(config, paper, name, spec)

@@ -285,16 +285,20 @@ def retriever_backbone(config: Config, wildcards: Mapping[str, str]) -> dict[str
 
 
 def train_retriever_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
-    """A retriever trains on its dataset's files from its backbone, on BM25's negatives or on the pool UNM mined."""
+    """A retriever trains on its dataset's files from its backbone, on BM25's negatives or on the pool UNM mined
+    (with ``mining.first_round``, the one pool of that retriever's run, which every cell shares)."""
+    shared = config["dense_retrieval"]["mining"].get("first_round") or {}
     negatives = PATHS.bm25_run.format(dataset=wildcards["dataset"]) if wildcards["negatives"] == "bm25" \
-        else PATHS.mined_negatives.format(**wildcards)
+        else PATHS.mined_negatives.format(**{**wildcards, **shared})
     return {**collection(wildcards), **retriever_backbone(config, wildcards), "negatives": negatives}
 
 
 def mine_negatives_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
-    """UNM's candidates: BM25's run and the first-round retriever's (the same retriever trained on BM25's
-    negatives); for ``denoised``, the trained reranker that judges them (the pipeline's own, on the same fold)."""
-    first_round = PATHS.dense_run.format(**{**wildcards, "negatives": "bm25"})
+    """UNM's candidates: BM25's run and the first-round retriever's (``mining.first_round``, the one retriever every
+    cell mines with, or else the same retriever trained on BM25's negatives); for ``denoised``, the trained reranker
+    that judges them (the pipeline's own, on the same fold)."""
+    shared = config["dense_retrieval"]["mining"].get("first_round") or {}
+    first_round = PATHS.dense_run.format(**{**wildcards, **shared, "negatives": "bm25"})
     found = {**collection(wildcards), "bm25": PATHS.bm25_run.format(dataset=wildcards["dataset"]),
              "first_round": first_round}
     if wildcards["negatives"] == "denoised":
