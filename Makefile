@@ -34,7 +34,7 @@ test: install
 
 # Every paper configuration run for real as a scale model (tests/scale_model.py): slow, run by .ci/run after `test`.
 scale-test: install
-	$(BIN)/pytest -q -m scale --durations=0
+	$(BIN)/pytest -q -m scale --durations=0 -rP
 
 lint: install
 	$(BIN)/snakemake --lint --cores 1
