@@ -560,30 +560,23 @@ BEIR_IDS = tuple(sorted([f"beir/{name}" for name in BEIR] + [
 BEIR_NO_TITLE = ("fiqa", "quora")                        # GenericDoc: doc_id and text only
 
 
+BEIR_ID_STYLES = {        # each collection's id shape: (n, rng, words) → an id
+    "int": lambda n, rng, words: str(n + 1),
+    "hex": lambda n, rng, words: f"{rng.getrandbits(160):040x}",
+    "title": lambda n, rng, words: "_".join(w.capitalize() for w in words[:2]) + f"_{n}",
+    "arg": lambda n, rng, words: f"test-{words[0]}-{rng.getrandbits(32):08x}-pro{n:02d}a",
+    "dbpedia": lambda n, rng, words: f"<dbpedia:{'_'.join(w.capitalize() for w in words[:2])}_{n}>",
+    "med": lambda n, rng, words: f"MED-{n + 10}",
+    "plain": lambda n, rng, words: f"PLAIN-{n + 3}",
+    "cord": lambda n, rng, words: f"{rng.getrandbits(32):08x}",
+    "inex": lambda n, rng, words: f"INEX_LD-{2009000 + n}",
+    "touche": lambda n, rng, words: f"{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}",
+    "test": lambda n, rng, words: f"test{n}",
+}
+
+
 def _beir_id(style: str, n: int, rng: random.Random, words: list[str]) -> str:
-    if style == "int":
-        return str(n + 1)
-    if style == "hex":
-        return f"{rng.getrandbits(160):040x}"
-    if style == "title":
-        return "_".join(w.capitalize() for w in words[:2]) + f"_{n}"
-    if style == "arg":
-        return f"test-{words[0]}-{rng.getrandbits(32):08x}-pro{n:02d}a"
-    if style == "dbpedia":
-        return f"<dbpedia:{'_'.join(w.capitalize() for w in words[:2])}_{n}>"
-    if style == "med":
-        return f"MED-{n + 10}"
-    if style == "plain":
-        return f"PLAIN-{n + 3}"
-    if style == "cord":
-        return f"{rng.getrandbits(32):08x}"
-    if style == "inex":
-        return f"INEX_LD-{2009000 + n}"
-    if style == "touche":
-        return f"{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}"
-    if style == "test":
-        return f"test{n}"
-    return f"doc{n}"
+    return BEIR_ID_STYLES.get(style, lambda n, rng, words: f"doc{n}")(n, rng, words)
 
 
 def _beir(seed: int) -> Family:

@@ -100,8 +100,7 @@ def _candidates(indexes: list[RunIndex], qids: list[str], depth: int) -> dict[st
 
 def _judged(tops: dict[str, list[list[str]]], qrels: trec.Qrels) -> dict[str, list[str]]:
     """What the reranker scores for a query: its candidates in both runs and its judged relevant documents."""
-    return {qid: list(dict.fromkeys([doc for top in runs for doc in top]
-                                    + trec.relevant(qrels, qid)))
+    return {qid: list(dict.fromkeys([doc for top in runs for doc in top] + trec.relevant(qrels, qid)))
             for qid, runs in tops.items()}
 
 
@@ -134,12 +133,12 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
             tops = _candidates(indexes, block, mining["depth"])
             probabilities = denoiser.probabilities(_judged(tops, qrels)) if denoiser else {}
             for qid in block:
-                judged = qrels.get(qid, {})
                 found = [trec.not_relevant(qrels, qid, top) for top in tops[qid]]
                 pool = {doc for candidates in found for doc in sampled(candidates, mining["sample"], rng)}
                 facts["undenoised"] += len(pool)
                 if denoiser:
-                    pool |= _denoised(qid, found, judged, probabilities.get(qid, {}), mining, denoise_rng, facts)
+                    pool |= _denoised(found, trec.relevant(qrels, qid), probabilities.get(qid, {}), mining,
+                                      denoise_rng, facts)
                 facts["pool"] += len(pool)
                 if pool:
                     yield qid, {doc: -rank for rank, doc in enumerate(sorted(pool))}
@@ -149,7 +148,7 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
     return facts
 
 
-def _denoised(qid: str, found: list[list[str]], judged: dict[str, int], probability: dict[str, float], mining: dict,
+def _denoised(found: list[list[str]], relevant: list[str], probability: dict[str, float], mining: dict,
               rng: random.Random, facts: dict) -> set[str]:
     """``sample`` of the query's candidates whose calibrated probability is below the threshold; the facts count
     how many candidates fall each side of it and how many judged relevant documents it catches."""
@@ -158,5 +157,5 @@ def _denoised(qid: str, found: list[list[str]], judged: dict[str, int], probabil
     kept = [doc for doc in pool if probability[doc] < threshold]
     facts["candidates_below"] += len(kept)
     facts["candidates_at_or_above"] += len(pool) - len(kept)
-    facts["relevant_at_or_above"] += sum(probability[doc] >= threshold for doc, rel in judged.items() if rel > 0)
+    facts["relevant_at_or_above"] += sum(probability[doc] >= threshold for doc in relevant)
     return set(sampled(kept, mining["sample"], rng))
