@@ -16,7 +16,7 @@
 #      → rerank_clir → evaluate_clir → clir_table, clir_figure
 # Dense retrieval: pretraining_mlm_head → pretrain (Condenser, coCondenser, RIP) → train_retriever (FT, DPT)
 #      → dense_index (faiss) → dense_search → mine_negatives (UNM) → train_retriever (round 2) … → evaluate_dense
-#      → dense_table
+#      → dense_table; attention_entropy (backbone as it comes, fine-tuned) → dense_figure (Condenser Figure 2)
 # SPLADE with adapters: (pretraining_mlm_head | pretrain →) train_splade (FT, adapter, bi-adapter) → splade_index
 #      (Anserini impact) → splade_search → evaluate_splade (R-FLOPS among the metrics) → splade_table;
 #      train_splade_reranker → splade_rerank (a SPLADE run's top documents) → evaluate_splade_reranked
@@ -62,6 +62,7 @@ localrules:
     evaluate_dense_untrained,
     evaluate_dense_bm25,
     dense_table,
+    dense_figure,
     evaluate_splade,
     evaluate_splade_bm25,
     evaluate_splade_reranked,
@@ -94,6 +95,7 @@ if config.get("dense_retrieval"):
 
     include: "workflow/rules/dense.smk"
     include: "workflow/rules/dense_tables.smk"
+    include: "workflow/rules/dense_figures.smk"
 
 
 # SPLADE retrievers with adapters (Pal et al.), when the config has their section.
@@ -115,12 +117,14 @@ rule all_tables:
         expand(PATHS.clir_table_tex, table=CLIR_TABLES),
         expand(PATHS.clir_figure_pdf, figure=CLIR_FIGURES),
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
+        plan.dense_figure_files(config),
         expand(PATHS.splade_table_tex, table=SPLADE_TABLES),
 
 
 rule all_dense_tables:
     input:
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
+        plan.dense_figure_files(config),
 
 
 rule all_splade_tables:

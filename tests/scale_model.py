@@ -200,6 +200,10 @@ def _backbones(config: dict, directory: Path) -> dict:
     for section, key in (("pretraining", "backbone"), ("modular_clir", "backbone")):
         if config.get(section) and tiny(config[section][key]["name"]):
             found.setdefault(section, {})[key] = {"name": tiny(config[section][key]["name"])}
+    runs = {run: {"backbone": tiny(spec.get("backbone"))} for run, spec in (config.get("pretraining") or {})
+            .get("runs", {}).items() if tiny(spec.get("backbone"))}      # a run's own backbone (DPTDR Table 6's)
+    if runs:
+        found.setdefault("pretraining", {})["runs"] = runs
     dense = config.get("dense_retrieval")
     if dense:
         named = {key: tiny(name) for key, name in dense["backbones"].items()}

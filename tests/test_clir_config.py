@@ -146,3 +146,30 @@ def test_a_missing_licensed_collection_says_where_to_get_it_and_writes_nothing(t
                              str(out / "info.json"))
     assert "ELRA" in str(raised.value) and "clef-dataloaders" in str(raised.value)
     assert not out.exists()
+
+
+def test_translations_are_checked_before_any_job_naming_file_and_line(irds_home, tmp_path):
+    """Table 1's NMT + BM25 row: a translations file of a shown pair, there, well formed and, for a collection given
+    as files, covering its test queries (by the queries file's line); the row only in tables."""
+    bad, good = tmp_path / "bad.tsv", tmp_path / "de.tsv"
+    bad.write_text("q1\tKäse\nq2 Eisenbahn\n")
+    good.write_text("q1\tKäse\n")
+    key = "modular_clir.translations"
+    assert f"{key}.en-de = '{bad}': {bad}, line 2: expected query id<TAB>translated text" in one_line_error(
+        tmp_path, f"modular_clir: {{translations: {{en-de: {bad}}}}}")
+    assert f"{key}.en-de = '{tmp_path / 'no.tsv'}': no such file" in one_line_error(
+        tmp_path, f"modular_clir: {{translations: {{en-de: {tmp_path / 'no.tsv'}}}}}")
+    assert f"{key}.de-en = '{good}': no table with an NMT + BM25 row (nmt_bm25) shows pair de-en" in one_line_error(
+        tmp_path, f"modular_clir: {{translations: {{de-en: {good}}}}}")
+    assert f"config key {key}.english-german:" in one_line_error(
+        tmp_path, f"modular_clir: {{translations: {{english-german: {good}}}}}")
+    assert "modular_clir.figures.figure2.nmt_bm25: only tables" in one_line_error(
+        tmp_path, "modular_clir: {figures: {figure2: {nmt_bm25: NMT}}}")
+    clef = tmp_path / "clef"
+    (clef / "en").mkdir(parents=True)
+    (clef / "en" / "queries.tsv").write_text("q1\tcheese\nq2\trailway\nq3\tweather\n")
+    files = f"modular_clir: {{collection: {{source: files, path: {clef}}}, translations: {{en-de: {good}}}}}"
+    assert (f"{key}.en-de = '{good}': {good}: no translation of test query 'q2' ({clef / 'en' / 'queries.tsv'}, "
+            f"line 2), 'q3' (") in one_line_error(tmp_path, files)
+    (clef / "folds.json").write_text(json.dumps({"splits": {"train": ["q2", "q3"], "valid": [], "test": ["q1"]}}))
+    assert load_config(REPO, [_overlay(tmp_path, files)])["modular_clir"]["translations"] == {"en-de": str(good)}

@@ -119,13 +119,14 @@ def prerank_ap(pair: str) -> list[float]:
     return [1 / prerank_rank(pair, i) for i in range(len(QUERIES))]
 
 
-def build_table(made, table: str = "t1") -> dict[str, Path]:
-    layout = clir_report_layout(CONFIG, "tables", table)
+def build_table(made, table: str = "t1", config: dict = CONFIG) -> dict[str, Path]:
+    layout = clir_report_layout(config, "tables", table)
+    inputs = clir_report_runs(config, "tables", table)
     out = {suffix: Path(getattr(PATHS, f"clir_table_{suffix}").format(table=table)) for suffix in ("tex", "json", "csv")}
-    make_clir_table(layout, made["tables"]["metrics"], made["tables"]["prerank"], made["tables"]["summaries"],
-                    str(out["tex"]), str(out["json"]), str(out["csv"]))
-    record("clir_table", made["tables"], {name: str(path) for name, path in out.items()},
-           {"clir_table": layout}, {"table": table})
+    make_clir_table(layout, inputs["metrics"], inputs["prerank"], inputs["summaries"], str(out["tex"]),
+                    str(out["json"]), str(out["csv"]), translated=inputs.get("translated", []))
+    record("clir_table", inputs, {name: str(path) for name, path in out.items()}, {"clir_table": layout},
+           {"table": table})
     return out
 
 
@@ -329,6 +330,56 @@ def test_the_planned_inputs_are_the_current_configs(made) -> None:
     fewer_seeds["modular_clir"]["ranking"]["seeds"] = [1]
     with pytest.raises(AuditFailure, match="its metrics are not those the current config asks for"):
         check_planned(Auditor(), made_with, fewer_seeds, tex)
+
+
+def nmt_config(translations: dict[str, str]) -> dict:
+    """CONFIG with an NMT + BM25 row in t1 and the user's ``translations``."""
+    config = json.loads(json.dumps(CONFIG))
+    config["modular_clir"]["tables"]["t1"]["nmt_bm25"] = "NMT + BM25"
+    config["modular_clir"]["translations"] = translations
+    return config
+
+
+def test_without_translations_the_nmt_bm25_row_is_dashes_naming_the_config_key(made) -> None:
+    out = build_table(made, config=nmt_config({}))
+    cells = cells_by_id(out["json"])
+    row = [f"nmt_bm25:{column}:AP" for column in ("en-de", "en-es", AVG)]
+    assert list(cells)[3:6] == row                     # after the pre-ranker, before the rerankers (the paper's order)
+    for cell in map(cells.get, row):
+        assert (cell["printed"], cell["value"], cell["runs"], cell["stars"]) == ("-", None, [], "")
+    assert cells[row[0]]["note"].endswith("(modular_clir.translations.en-de not given)")
+    assert "modular_clir.translations.en-de, modular_clir.translations.en-es" in cells[row[2]]["note"]
+    assert cells["dense:en-de:AP"]["note"] is None
+    tex = out["tex"].read_text()
+    assert "NMT + BM25 (-): no translation model installs here and no translated queries were given for EN-DE, " \
+           r"EN-ES; set modular\_clir.translations.PAIR" in tex
+    done, said = audit_lines(out["tex"])
+    assert done == 0, said
+    assert any(line.startswith("cell nmt_bm25:avg:AP (NMT + BM25): -, not run") for line in said)
+
+
+def test_with_translations_the_nmt_bm25_row_is_bm25s_metric_traced_to_the_file(made, tmp_path) -> None:
+    translations = tmp_path / "en-de.tsv"
+    translations.write_text("".join(f"{qid}\tübersetzt {qid}\n" for qid in QUERIES))
+    run = PATHS.clir_translated_run.format(pair="en-de")
+    write_ranked(run, {qid: 1 + i % 3 for i, qid in enumerate(QUERIES)})
+    record("nmt_bm25_clir", {"translations": str(translations)}, {"run": run})
+    evaluate(run, PATHS.clir_translated_metrics.format(pair="en-de", fold="1"))
+    out = build_table(made, config=nmt_config({"en-de": str(translations)}))
+    cells = cells_by_id(out["json"])
+    cell = cells["nmt_bm25:en-de:AP"]
+    assert cell["value"] == pytest.approx(fmean(1 / (1 + i % 3) for i in range(len(QUERIES))), abs=1e-12)
+    assert cell["runs"][0]["translations"] == {"file": str(translations), "sha256": records.sha256(translations)}
+    assert (cell["stars"], cell["p_value"]) == ("", None)           # a baseline, as the pre-ranker: untested
+    assert cells["nmt_bm25:en-es:AP"]["printed"] == cells["nmt_bm25:avg:AP"]["printed"] == "-"
+    assert "were given for EN-ES;" in out["tex"].read_text()
+    done, said = audit_lines(out["tex"])
+    assert done == 0, said
+    assert any("clir_translated_run" in line and "clir_translated_metrics" in line for line in said)
+    assert any(f"read the translations {translations} [{records.sha256(translations)[:12]}]" in line for line in said)
+    translations.write_text(f"{QUERIES[0]}\tanders\n")
+    done, said = audit_lines(out["tex"])
+    assert done == 1 and f"{translations}: changed since" in said[-1]
 
 
 def test_an_undefined_test_is_never_starred() -> None:

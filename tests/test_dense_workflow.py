@@ -38,15 +38,26 @@ dense_retrieval:
           - {label: FT + RIP, backbone: rip, retriever: ft, negatives: bm25}
           - {label: DPT + UNM, backbone: minilm, retriever: dpt, negatives: mined}
           - {label: Paper, reported: {source: "a paper", values: [0.5, null]}}
+      geometry:
+        caption: Alignment and uniformity.
+        columns: [{label: Alignment, metric: alignment}, {label: Uniformity, metric: uniformity}]
+        rows:
+          - {label: MiniLM untrained, reference: untrained, backbone: minilm}
+          - {label: FT, backbone: minilm, retriever: ft, negatives: bm25}
+  figures:
+    condenser:
+      figure2: {passages: 6, panels: [{label: RIP, backbone: rip}, {label: MiniLM, backbone: minilm}]}
 """
 TABLE = "results/tables/dptdr/tiny.tex"
+FIGURE = "results/figures/condenser/figure2.pdf"      # Condenser Figure 2: [CLS] attention entropy per layer
+GEOMETRY = "results/tables/dptdr/geometry.tex"       # DPTDR Table 8's columns, of a backbone untrained and trained
 
 
 @pytest.fixture(scope="module")
 def dense_workflow(irds_home, tmp_path_factory):
     workdir = clone(tmp_path_factory.mktemp("dense"))
     (workdir / "tiny.yaml").write_text(TINY_DENSE)
-    result = snakemake(workdir, TABLE, "--cores", "2", env=audited(workdir))
+    result = snakemake(workdir, TABLE, FIGURE, GEOMETRY, "--cores", "2", env=audited(workdir))
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
 
@@ -54,11 +65,12 @@ def dense_workflow(irds_home, tmp_path_factory):
 @pytest.mark.integration
 def test_every_pretraining_and_retriever_job_runs_its_models_through_the_execution_seam(dense_workflow):
     check_the_seam(dense_workflow, {"pretraining_mlm_head", "pretrain", "train_retriever", "dense_index",
-                                    "dense_search"})
+                                    "dense_search", "attention_entropy", "attention_entropy_pretrained",
+                                    "dense_geometry", "dense_geometry_untrained"})
 
 
-def _audit(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", TABLE, "--directory", str(workdir),
+def _audit(workdir: Path, *args: str, report: str = TABLE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", report, "--directory", str(workdir),
                            "--checkout", str(workdir), *args], capture_output=True, text=True, timeout=600)
 
 
@@ -91,6 +103,41 @@ def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
     with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
         failed = _audit(dense_workflow)
     assert failed.returncode == 1 and "rip/ft/bm25/fold1-seed1.run" in failed.stdout
+
+
+@pytest.mark.integration
+def test_the_attention_figure_audits_and_an_edited_entropy_fails_it(dense_workflow, monkeypatch):
+    """Every point traced to its attention file (the fine-tuned retriever's, the backbone's as it comes), each file
+    back to its checkpoint and documents; a number changed in a file fails the audit, naming the file."""
+    from peftir.provenance.audit import audit
+
+    monkeypatch.chdir(dense_workflow)
+    said: list[str] = []
+    assert audit(FIGURE, dense_workflow, say=said.append) == 0, said[-3:]
+    assert said[-1].startswith("audit passed: 4 point(s)")     # two backbones' one kept layer, as they come and tuned
+    assert any("of results/dense/attention/condenser/figure2/vaswani/rip/ft/bm25/fold1-seed1.json" in line
+               for line in said)
+    figure = json.loads(Path(FIGURE.replace(".pdf", ".json")).read_text())
+    assert figure["passages"] == 6 and [panel["label"] for panel in figure["panels"]] == ["RIP", "MiniLM"]
+    entropy = dense_workflow / "results/dense/attention/condenser/figure2/vaswani/untrained/minilm.json"
+    with tampered(entropy, lambda data: data.replace(b'"entropy": [\n  ', b'"entropy": [\n  9', 1)):
+        said.clear()
+        assert audit(FIGURE, dense_workflow, ["minilm:pretrained:layer1"], check_config=False, say=said.append) == 1
+    assert "untrained/minilm.json" in said[-1] and said[-1].startswith("AUDIT FAILED")
+
+
+@pytest.mark.integration
+def test_the_alignment_and_uniformity_table_audits_and_an_edited_distance_fails_it(dense_workflow):
+    done = _audit(dense_workflow, report=GEOMETRY)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "audit passed: 4 cell(s)" in done.stdout and "recomputed from the index's vectors" in done.stdout
+    path = dense_workflow / "results/dense/geometry/vaswani/minilm/ft/bm25/fold1-seed1.json"
+    stored = json.loads(path.read_text())
+    assert stored["queries"] == len(stored["per_query"]) and -4.5 < stored["mean"]["uniformity"] < 0
+    first = rb'("distances": \{\n  "[^"]+": \{\n   "[^"]+": )[-0-9.e]+'
+    with tampered(path, lambda data: re.sub(first, rb"\g<1>3.9", data, count=1)):
+        failed = _audit(dense_workflow, report=GEOMETRY)
+    assert failed.returncode == 1 and "minilm/ft/bm25/fold1-seed1.json" in failed.stdout
 
 
 @pytest.mark.integration

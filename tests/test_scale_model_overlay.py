@@ -19,6 +19,8 @@ def _names(config: dict) -> list[str]:
     for section in ("pretraining", "modular_clir"):
         if config.get(section):
             names.append(config[section]["backbone"]["name"])
+    if config.get("pretraining"):              # a run's own backbone (DPTDR Table 6's BERT-base)
+        names += [spec["backbone"] for spec in config["pretraining"]["runs"].values() if "backbone" in spec]
     if config.get("modular_clir"):
         names.append(config["modular_clir"]["prerank"]["dense"]["model"])
     if config.get("dense_retrieval"):

@@ -109,6 +109,10 @@ class Paths:
     clir_run_metadata: str = f"{CLIR}/runs/{CLIR_RUN}.ir_metadata.yaml"
     clir_metrics: str = f"{CLIR}/metrics/{CLIR_RUN}/fold{{fold}}.json"
     clir_prerank_metrics: str = f"{CLIR}/metrics/{{pair}}/{{prerank}}/fold{{fold}}.json"
+    # NMT + BM25 (Table 1): BM25 of the user's query translations (modular_clir.translations)
+    clir_translated_run: str = f"{CLIR}/runs/{{pair}}/nmt-bm25.run"
+    clir_translated_metadata: str = f"{CLIR}/runs/{{pair}}/nmt-bm25.ir_metadata.yaml"
+    clir_translated_metrics: str = f"{CLIR}/metrics/{{pair}}/nmt-bm25/fold{{fold}}.json"
     clir_table_tex: str = f"results/tables/{CLIR_PAPER}/{{table}}.tex"
     clir_table_json: str = f"results/tables/{CLIR_PAPER}/{{table}}.json"
     clir_table_csv: str = f"results/tables/{CLIR_PAPER}/{{table}}.csv"
@@ -133,10 +137,24 @@ class Paths:
     untrained_run: str = f"{DENSE}/runs/{UNTRAINED}.run"
     untrained_run_metadata: str = f"{DENSE}/runs/{UNTRAINED}.ir_metadata.yaml"
     untrained_metrics: str = f"{DENSE}/metrics/{UNTRAINED}/fold{{fold}}.json"
+    # DPTDR Table 8: Wang & Isola's alignment and uniformity of a retriever's [CLS] (or a backbone's as it comes)
+    dense_geometry: str = f"{DENSE}/geometry/{RETRIEVER}.json"
+    untrained_geometry: str = f"{DENSE}/geometry/{UNTRAINED}/fold{{fold}}.json"
     dense_bm25_metrics: str = f"{DENSE}/metrics/{{dataset}}/bm25/fold{{fold}}.json"
+    # ... searching another dataset's queries in the same documents (``same_documents``: TREC DL 2019 in MS MARCO's)
+    dense_target_run: str = f"{DENSE}/runs/{{target}}/{RETRIEVER}.run"
+    dense_target_run_metadata: str = f"{DENSE}/runs/{{target}}/{RETRIEVER}.ir_metadata.yaml"
+    dense_target_metrics: str = f"{DENSE}/metrics/{{target}}/{RETRIEVER}.json"
     dense_table_tex: str = "results/tables/{paper}/{table}.tex"
     dense_table_json: str = "results/tables/{paper}/{table}.json"
     dense_table_csv: str = "results/tables/{paper}/{table}.csv"
+    # Condenser Figure 2: a figure's sample of passages through a backbone as it comes and fine-tuned ([CLS] attention)
+    attention_pretrained: str = f"{DENSE}/attention/{{paper}}/{{figure}}/{UNTRAINED}.json"
+    attention_finetuned: str = f"{DENSE}/attention/{{paper}}/{{figure}}/{RETRIEVER}.json"
+    dense_figure_pdf: str = "results/figures/{paper}/{figure}.pdf"
+    dense_figure_png: str = "results/figures/{paper}/{figure}.png"
+    dense_figure_json: str = "results/figures/{paper}/{figure}.json"
+    dense_figure_csv: str = "results/figures/{paper}/{figure}.csv"
     # SPLADE retrievers (Pal et al.): trained on ``dataset``, each collection ``target`` they search indexed once
     splade_model: str = f"{SPARSE}/models/{SPLADE}"
     splade_summary: str = f"{SPARSE}/models/{SPLADE}.json"
@@ -318,18 +336,28 @@ DENSE_PAPERS = ("dptdr", "condenser")                 # their tables' folders un
 # judges non-relevant ("denoised"). Second-round retrievers train from the backbone again.
 NEGATIVES = ("bm25", "mined", "denoised")
 RETRIEVER_KINDS = ("ft", "dpt")     # full fine-tuning, deep prompt tuning
+# A dense table's representation measures (Wang & Isola 2020; DPTDR Table 8), beside ir_measures' names: read from a
+# geometry file (``PATHS.dense_geometry``, ``untrained_geometry``), not from a run
+ALIGNMENT, UNIFORMITY = "alignment", "uniformity"
+GEOMETRY_METRICS = (ALIGNMENT, UNIFORMITY)
 
 
 # what each objective's texts are cut into: its default first (``peftir.data.pretraining_text``)
-PRETRAINING_UNITS = {"condenser": ("blocks",), "cocondenser": ("spans", "sentences"), "rip": ("sentences",)}
+PRETRAINING_UNITS = {"condenser": ("blocks",), "cocondenser": ("spans", "sentences"), "rip": ("sentences",),
+                     "ict": ("sentences",)}          # ICT: a passage's sentences, one the query, the rest its context
 
 
 def _pretraining(config: Config, wildcards: Wildcards) -> dict:
-    """One pretraining run's objective, corpus, seed, start and settings (the common ones, then its own)."""
+    """One pretraining run's objective, corpus, seed, start and settings (the common ones, then its own); a run with
+    its own ``backbone`` starts from that masked LM (no head fitted), a run with ``prompts`` trains deep prompts
+    only (DPTDR Table 6)."""
     spec = config["pretraining"]["runs"][wildcards["pretrained"]]
     backbone = config["pretraining"]["backbone"]
-    return {"objective": spec["objective"], "corpus": spec["corpus"], "backbone": backbone["name"],
-            "fitted_head": backbone["mlm_head"] is not None, "warm_start": spec.get("warm_start"),
+    prompts = {"prompts": spec["prompts"]} if "prompts" in spec else {}    # other runs' params stay as they were
+    return {"objective": spec["objective"], "corpus": spec["corpus"],
+            "backbone": spec.get("backbone", backbone["name"]),
+            "fitted_head": "backbone" not in spec and backbone["mlm_head"] is not None, **prompts,
+            "warm_start": spec.get("warm_start"),
             "units": spec.get("units", PRETRAINING_UNITS[spec["objective"]][0]),
             **config["pretraining"]["settings"], **spec.get("settings", {}), "seed": spec["seed"],
             "execution": _execution(config)}
@@ -339,7 +367,8 @@ def _dense(config: Config) -> dict:
     return config["dense_retrieval"]
 
 
-DENSE_OVERRIDES = ("steps", "passages", "batch_size", "positive_grade", "judged_negatives")   # a method's own
+# a method's own training settings (DPR's open-QA recipe beside Tevatron's MS MARCO one: Condenser's Table 3)
+DENSE_OVERRIDES = ("steps", "passages", "batch_size", "positive_grade", "judged_negatives", "p_max_len")
 
 
 def _retriever(config: Config, wildcards: Wildcards) -> dict:
@@ -373,8 +402,12 @@ def _mining(config: Config, wildcards: Wildcards) -> dict:
 
 
 def _dense_search(config: Config, wildcards: Wildcards) -> dict:
+    """Search settings with the lengths the retriever trained with (a method's own ``p_max_len``: DPR's 256 for
+    NQ), so its passages are encoded for the index as they were in training."""
     dense = _dense(config)
-    return {**dense["search"], "q_max_len": dense["train"]["q_max_len"], "p_max_len": dense["train"]["p_max_len"]}
+    method = dense["methods"].get(wildcards.get("retriever"), {})
+    return {**dense["search"], "q_max_len": dense["train"]["q_max_len"],
+            "p_max_len": method.get("p_max_len", dense["train"]["p_max_len"])}
 
 
 def _retrieval_layout(section: dict, spec: dict, name: str, folds_of: Callable[[str], list[str]]) -> dict:
@@ -400,6 +433,37 @@ def dense_report_layout(config: Config, paper: str, name: str) -> dict:
 def dense_cell(row: Mapping[str, Any], column: Mapping[str, Any]) -> dict:
     """A dense table cell's settings: its row's, with its column's (but the label) on top."""
     return {**row, **{key: value for key, value in column.items() if key != "label"}}
+
+
+def dense_figure_names(config: Config) -> list[str]:
+    """Every dense figure as ``<paper>/<figure>`` (``condenser/figure2``); none without ``dense_retrieval.figures``."""
+    figures = (config.get("dense_retrieval") or {}).get("figures") or {}
+    return [f"{paper}/{name}" for paper, named in figures.items() for name in named or {}]
+
+
+def dense_figure_layout(config: Config, paper: str, name: str) -> dict:
+    """What a figure of [CLS] attention entropy (Condenser Figure 2) needs: its sample (the section's dataset,
+    ``passages``, ``seed``), its panels (a backbone each, as it comes and fine-tuned) and the fine-tuned retriever
+    each panel reads (the figure's method and negatives, the section's first fold and seed)."""
+    dense = _dense(config)
+    spec = dense["figures"][paper][name]
+    return {"name": f"{paper}/{name}", "caption": spec["caption"], "dataset": dense["dataset"],
+            "passages": spec["passages"], "seed": spec["seed"],
+            "fine_tuned": {"retriever": spec["retriever"], "negatives": spec["negatives"],
+                           "fold": str(dense["folds"][0]), "seed": str(dense["seeds"][0])},
+            "panels": [{"label": panel["label"], "backbone": panel["backbone"]} for panel in spec["panels"]]}
+
+
+def _attention(config: Config, wildcards: Wildcards) -> dict:
+    """An attention entropy job's backbone (as the retrievers load it), its figure's sample and the passage length
+    the figure's retriever reads (its method's ``p_max_len`` or ``train.p_max_len``: both lines of a panel cut the
+    passages alike), and where it runs."""
+    dense = _dense(config)
+    figure = dense_figure_layout(config, wildcards["paper"], wildcards["figure"])
+    method = dense["methods"][figure["fine_tuned"]["retriever"]]
+    return {"backbone": dense["backbones"][wildcards["backbone"]], "layers": dense["layers"],
+            "p_max_len": method.get("p_max_len", dense["train"]["p_max_len"]), "passages": figure["passages"],
+            "seed": figure["seed"], "execution": _execution(config)}
 
 
 # --- SPLADE with adapters (Pal et al., paper 001) ------------------------------------------------
@@ -693,7 +757,19 @@ def clir_report_layout(config: Config, kind: str, name: str) -> dict:
             "rows": [{"system": system, "label": labels["systems"][system], "module": CLIR_SYSTEMS[system].module,
                       "ranking": ranking_key(CLIR_SYSTEMS[system].module, factors.get(CLIR_SYSTEMS[system].module))}
                      for system in spec["systems"]],
-            "reduction_factors": spec.get("reduction_factors"), "seeds": list(clir["ranking"]["seeds"])}
+            "reduction_factors": spec.get("reduction_factors"), "seeds": list(clir["ranking"]["seeds"]),
+            **({"nmt_bm25": nmt_bm25_row(clir, spec)} if "nmt_bm25" in spec else {})}
+
+
+TRANSLATIONS = "modular_clir.translations"     # the user's query translations, per pair (NMT + BM25)
+
+
+def nmt_bm25_row(clir: Mapping[str, Any], spec: Mapping[str, Any]) -> dict:
+    """A table's NMT + BM25 row: its label, the config key that takes the translations, and per pair the user's
+    translations file (None: not given, the cell printed "-")."""
+    given = clir.get("translations") or {}
+    return {"label": spec["nmt_bm25"], "key": TRANSLATIONS, "translations": {pair: given.get(pair)
+                                                                             for pair in spec["pairs"]}}
 
 
 ParamFunction = Callable[[Config, Wildcards], Any]
@@ -734,6 +810,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "clir_metric": lambda config, wc: [_clir(config)["metric"]],
     "clir_table": lambda config, wc: clir_report_layout(config, "tables", wc["table"]),
     "clir_figure": lambda config, wc: clir_report_layout(config, "figures", wc["figure"]),
+    "clir_translated": lambda config, wc: _clir_prerank(config, {**wc, "prerank": "bm25"}),   # BM25's, on translations
     # pretraining and dense retrieval
     "pretraining_mlm_head": lambda config, wc: {"backbone": config["pretraining"]["backbone"]["name"],
                                                 **config["pretraining"]["backbone"]["mlm_head"]},
@@ -742,7 +819,11 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "mining": _mining,
     "dense_search": _dense_search,
     "dense_metrics": lambda config, wc: list(_dense(config)["metrics"]),
+    "dense_evaluation": lambda config, wc: {"metrics": list(_dense(config)["metrics"]), "scope": "all",
+                                            "drop_self_hits": is_beir(config, wc["target"])},
     "dense_table": lambda config, wc: dense_report_layout(config, wc["paper"], wc["table"]),
+    "attention": _attention,
+    "dense_figure": lambda config, wc: dense_figure_layout(config, wc["paper"], wc["figure"]),
     # SPLADE with adapters
     "splade": _splade,
     "splade_index": lambda config, wc: _sparse(config)["index"],

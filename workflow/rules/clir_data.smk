@@ -119,3 +119,25 @@ rule prerank_clir:
         "../../envs/peftir.yaml"
     script:
         "../scripts/prerank_clir.py"
+
+
+# Table 1's NMT + BM25 row: BM25, as the BM25 pre-ranker searches, of the user's translations of the pair's test
+# queries into the documents' language (modular_clir.translations; no translation model installs here).
+rule nmt_bm25_clir:
+    input:
+        unpack(lambda wc: plan.nmt_bm25_input(config, dict(wc.items()))),
+    output:
+        run=PATHS.clir_translated_run,
+        metadata=PATHS.clir_translated_metadata,
+    log:
+        PATHS.log("nmt_bm25_clir", "{pair}"),
+    params:
+        **params_of("clir_translated"),
+        code=code_of("nmt_bm25_clir"),
+    threads: threads_of("nmt_bm25_clir")
+    resources:
+        **resources_of("nmt_bm25_clir"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/nmt_bm25_clir.py"

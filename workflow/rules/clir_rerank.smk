@@ -56,6 +56,18 @@ use rule evaluate_clir as evaluate_clir_prerank with:
         PATHS.log("evaluate_clir", "{pair}/{prerank}/fold{fold}"),
 
 
+# Table 1's NMT + BM25 row.
+use rule evaluate_clir as evaluate_clir_translated with:
+    input:
+        run=PATHS.clir_translated_run,
+        qrels=lambda wc: PATHS.clir_qrels.format(language=pair_languages(wc.pair)[1]),
+        folds=PATHS.clir_folds,
+    output:
+        metrics=PATHS.clir_translated_metrics,
+    log:
+        PATHS.log("evaluate_clir", "{pair}/nmt-bm25/fold{fold}"),
+
+
 rule clir_table:
     input:
         unpack(lambda wc: plan.clir_report_runs(config, "tables", wc.table)),

@@ -144,6 +144,45 @@ use rule evaluate_dense as evaluate_dense_untrained with:
         PATHS.log("evaluate_dense", f"{UNTRAINED}/fold{{fold}}"),
 
 
+# DPTDR Table 8: Wang & Isola's alignment and uniformity of the retriever's [CLS] on its fold's test queries and their
+# relevant passages, the passages' vectors read from its index, the queries encoded as dense_search encodes them.
+rule dense_geometry:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        model=PATHS.retriever_model,
+        index=PATHS.dense_index,
+        queries=PATHS.queries,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+    output:
+        geometry=PATHS.dense_geometry,
+    log:
+        PATHS.log("dense_geometry", RETRIEVER),
+    params:
+        **params_of("retriever", "dense_search"),
+        code=code_of("dense_geometry"),
+    threads: threads_of("dense_geometry")
+    resources:
+        **resources_of("dense_geometry"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/dense_geometry.py"
+
+
+use rule dense_geometry as dense_geometry_untrained with:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        index=PATHS.untrained_index,
+        queries=PATHS.queries,
+        qrels=PATHS.qrels,
+        folds=PATHS.folds,
+    output:
+        geometry=PATHS.untrained_geometry,
+    log:
+        PATHS.log("dense_geometry", f"{UNTRAINED}/fold{{fold}}"),
+
+
 # BM25's row, with the dense tables' metrics, at its run's depth (bm25.depth).
 use rule evaluate_dense as evaluate_dense_bm25 with:
     input:
@@ -154,3 +193,39 @@ use rule evaluate_dense as evaluate_dense_bm25 with:
         metrics=PATHS.dense_bm25_metrics,
     log:
         PATHS.log("evaluate_dense", "{dataset}/bm25/fold{fold}"),
+
+
+# Another dataset's queries in the same documents (dense_retrieval.same_documents: TREC DL 2019 in MS MARCO's
+# index): searched with the retriever and its index, evaluated on every test query of that dataset.
+use rule dense_search as dense_search_target with:
+    input:
+        unpack(lambda wc: plan.retriever_backbone(config, dict(wc.items()))),
+        model=PATHS.retriever_model,
+        index=PATHS.dense_index,
+        queries=lambda wc: PATHS.queries.format(dataset=wc.target),
+    output:
+        run=PATHS.dense_target_run,
+        metadata=PATHS.dense_target_run_metadata,
+    log:
+        PATHS.log("dense_search", f"{{target}}/{RETRIEVER}"),
+
+
+rule evaluate_dense_target:
+    input:
+        run=PATHS.dense_target_run,
+        qrels=lambda wc: PATHS.qrels.format(dataset=wc.target),
+        folds=lambda wc: PATHS.folds.format(dataset=wc.target),
+    output:
+        metrics=PATHS.dense_target_metrics,
+    log:
+        PATHS.log("evaluate_dense", f"{{target}}/{RETRIEVER}"),
+    params:
+        **params_of("dense_evaluation"),
+        code=code_of("evaluate_dense_target"),
+    threads: threads_of("evaluate_dense")
+    resources:
+        **resources_of("evaluate_dense"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/evaluate_dense_target.py"

@@ -5,4 +5,5 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.reports.clir import make_clir_table
 
     make_clir_table(smk.params.clir_table, list(smk.input.metrics), list(smk.input.prerank),
-                    list(smk.input.summaries), smk.output.tex, smk.output.json, smk.output.csv)
+                    list(smk.input.summaries), smk.output.tex, smk.output.json, smk.output.csv,
+                    translated=list(smk.input.get("translated", [])))

@@ -7,4 +7,4 @@ with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
 
     train_fold_retriever(smk.params.retriever, Collection.of(dict(smk.input.items())), smk.input.negatives,
                          smk.wildcards.fold, int(smk.wildcards.seed), smk.threads, smk.output.model,
-                         smk.output.summary, backbone=smk.input.get("backbone"))
+                         smk.output.summary, backbone=smk.input.get("backbone"), prompts=smk.input.get("prompts"))

@@ -31,10 +31,13 @@ TOKEN_TYPE = np.uint32            # token ids on disk: vocabularies beyond 65,53
 
 
 def split_sentences(text: str) -> list[str]:
+    """The text's sentences, split as if it had no double quotes and cut from the text as it is: pysbd keeps a
+    quotation whole, and DPR's Wikipedia passages arrive quoted (psgs_w100.tsv's CSV quoting, which ir_datasets
+    keeps), so each passage would be one sentence and give ICT and RIP no pair (punkt splits inside quotes)."""
     import pysbd
 
-    return [sentence.strip() for sentence in pysbd.Segmenter(language="en", clean=False).segment(text)
-            if sentence.strip()]
+    spans = pysbd.Segmenter(language="en", clean=False, char_span=True).segment(text.replace('"', " "))
+    return [text[span.start:span.end].strip() for span in spans if text[span.start:span.end].strip()]
 
 
 def _units(text: str, window: int | None) -> list[str]:

@@ -17,21 +17,32 @@ from __future__ import annotations
 
 from torch import nn
 from torch.nn import functional as F
-from peft import PeftModel, PrefixTuningConfig, TaskType, get_peft_model
+from peft import (PeftConfig, PeftModel, PrefixTuningConfig, TaskType, get_peft_model, load_peft_weights,
+                  set_peft_model_state_dict)
 from transformers import PreTrainedModel
 
 ADAPTER = "default"        # peft's name of the one prompt set
 
 
-def deep_prompts(encoder: PreTrainedModel, length: int, reparametrise: bool, mlp_hidden: int,
-                 dropout: float) -> PeftModel:
-    """``encoder`` frozen, with trainable deep prompts of ``length`` in every layer (peft prefix tuning)."""
+def deep_prompts(encoder: PreTrainedModel, length: int, reparametrise: bool, mlp_hidden: int | None,
+                 dropout: float, start: str | None = None) -> PeftModel:
+    """``encoder`` frozen, with trainable deep prompts of ``length`` in every layer (peft prefix tuning): fresh
+    (N(0, 1)), or ``start``'s, prompts a prompt-pretraining run saved (DPTDR §3.2 "pre-train deep prompts",
+    Table 6). peft loads a saved prefix for inference only (``PeftModel.from_pretrained`` refuses to make prompts
+    trainable), so the pretrained values go into a fresh trainable prefix; it saves a reparametrised prefix as the
+    values its MLP generated, which cannot train again as an MLP, so pretrained prompts are embeddings."""
     if length + 2 > encoder.config.max_position_embeddings:
         raise ValueError(f"prompt length {length} leaves no positions of the encoder's "
                          f"{encoder.config.max_position_embeddings} for the text")
     config = PrefixTuningConfig(task_type=TaskType.FEATURE_EXTRACTION, num_virtual_tokens=length,
                                 prefix_projection=reparametrise, encoder_hidden_size=mlp_hidden)
     model = get_peft_model(encoder, config)
+    if start is not None:
+        saved = PeftConfig.from_pretrained(start)
+        if reparametrise or saved.prefix_projection or saved.num_virtual_tokens != length:
+            raise ValueError(f"pretrained prompts {start}: {saved.num_virtual_tokens} embeddings; the retriever "
+                             f"asks for {length}{' reparametrised' if reparametrise else ''}")
+        set_peft_model_state_dict(model, load_peft_weights(start))
     if dropout:
         model.prompt_encoder[ADAPTER].register_forward_hook(_dropout(dropout))
     return model

@@ -5,7 +5,8 @@ For every cell (or the ones asked for) the audit
      ir_metadata → weights and training summary → BM25 run → index → folds, qrels, exported
      collection) against the records its producers and consumers wrote, and each input's record
      against the digest its consumer's record holds, so a record edited on its own breaks the chain;
-  2. recomputes each metric from the run file and the qrels with ir_measures;
+  2. recomputes each metric from the run file and the qrels with ir_measures (an alignment or uniformity cell,
+     DPTDR Table 8: from the index's passage vectors and the file's stored query-passage distances);
   3. recomputes the cell's mean, printed value, per-seed means, t-test p-value and star, the
      improvement rows, and re-renders the LaTeX table from its JSON twin;
   4. recomputes, from the config files the table was built with, the params every record of the
@@ -19,6 +20,8 @@ and prints the chain commit → config → weights → run → metric → cell. 
 rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
 audited alike: their cells' runs walked back to the ranking modules, each reranker's two-sided t-test
 against the pre-ranker rerun, and every cell rebuilt from the recorded inputs (which runs make it).
+Condenser's Figure 2 (``results/figures/condenser/``) is audited point by point against its attention files
+(``dense_figure_points``), whose entropies are checked against their passages but not recomputed from the models.
 The first mismatch stops it, naming the cell and the file. What it does not show: that the code at the recorded commit is
 the code that ran (it compares the current checkout's code with the recorded digests), nor, without
 ``rescore``, that a run came from its weights.
@@ -35,7 +38,9 @@ from typing import Callable
 from .. import layout
 from ..evaluation import stats
 from ..evaluation.metrics import evaluate_fold, read_metrics
-from ..reports import clir, dense
+from ..evaluation import representation_geometry
+from ..evaluation.attention_entropy import sample_digest
+from ..reports import attention, clir, dense
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
 from ..sparse.evaluation import evaluate_splade_run
@@ -49,21 +54,26 @@ TOLERANCE = 1e-12
 # The chain a cell's trace prints, walking back: which input of an artefact made it (by artefact kind).
 MADE_FROM = {"metrics": ("run",), "reference_metrics": tuple(layout.REFERENCES.values()), "run": ("weights",),
              "backbone_run": ("bm25_run",), "weights": ("weights", "first_stage_weights"),
-             "clir_metrics": ("clir_run",), "clir_prerank_metrics": ("clir_prerank",), "clir_run": ("ranking_module",),
+             "clir_metrics": ("clir_run",), "clir_prerank_metrics": ("clir_prerank",),
+             "clir_translated_metrics": ("clir_translated_run",), "clir_run": ("ranking_module",),
              "dense_metrics": ("dense_run",), "dense_run": ("dense_index",), "dense_index": ("retriever_model",),
              "untrained_metrics": ("untrained_run",), "untrained_run": ("untrained_index",),
-             "dense_bm25_metrics": ("bm25_run",), "retriever_model": ("pretrained", "mined_negatives"),
+             "dense_geometry": ("dense_index",), "untrained_geometry": ("untrained_index",),
+             "dense_bm25_metrics": ("bm25_run",), "dense_target_metrics": ("dense_target_run",),
+             "dense_target_run": ("dense_index",), "retriever_model": ("pretrained", "mined_negatives"),
              "mined_negatives": ("dense_run",), "splade_metrics": ("splade_run",), "splade_run": ("splade_index",),
              "splade_index": ("splade_model",), "splade_bm25_metrics": ("bm25_run",),
              "splade_model": ("pretrained", "pretraining_mlm_backbone"), "reranked_metrics": ("reranked_run",),
              "reranked_run": ("reranker_model",)}
+MEASURED_VECTORS = ("dense_geometry", "untrained_geometry")     # files of measures on vectors, not on a run
 # what a trace names as a run's trained origin
 TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model", "splade_model", "reranker_model")
 METRIC_PARAMS = ("metrics", "clir_metric", "dense_metrics")     # the param an evaluation job's metric names are in
-SPLADE_EVALUATION = "splade_evaluation"     # ... or its metrics and scope (``peftir.sparse.evaluation``)
+# ... or its metrics and scope (``peftir.sparse.evaluation``): a SPLADE run's, a dense run of another query set
+SCOPED_EVALUATION = ("splade_evaluation", "dense_evaluation")
 # The report kinds ``audit`` accepts, and what each is made of.
 REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point",
-           "dense_table_tex": "cell", "splade_table_tex": "cell"}
+           "dense_table_tex": "cell", "splade_table_tex": "cell", "dense_figure_pdf": "point"}
 
 
 class AuditFailure(Exception):
@@ -153,8 +163,9 @@ class Auditor:
         record = self.verify(metrics_file)
         stored = read_metrics(metrics_file)
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
-        if SPLADE_EVALUATION in record["params"]:
-            spec = record["params"][SPLADE_EVALUATION]
+        scoped = [name for name in SCOPED_EVALUATION if name in record["params"]]
+        if scoped:
+            spec = record["params"][scoped[0]]
             summary = evaluate_splade_run(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
                                           inputs.get("flops"), spec)
             metrics = summary["metrics"]
@@ -172,7 +183,56 @@ class Auditor:
             self.fail(metrics_file, f"per-query values differ from ir_measures on {inputs['run']}")
         return stored
 
+    def recompute_geometry(self, path: str) -> dict:
+        """A geometry file's values (DPTDR Table 8), checked against its pairs, the index's passage vectors and its own
+        pair distances (``representation_geometry.recomputed``; the queries are not re-encoded). A crate without
+        weights leaves the index out: then only the alignments are recomputed, from the pair distances."""
+        record = self.verify(path)
+        stored = json.loads(Path(path).read_text())
+        inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
+        try:
+            made = representation_geometry.summary(stored["distances"], stored["mean"][layout.UNIFORMITY]) \
+                if self.absent(inputs["index"], f"input of {path} is missing") else \
+                representation_geometry.recomputed(stored, inputs["index"], inputs["qrels"], inputs["folds"],
+                                                   record["wildcards"]["fold"])
+        except ValueError as problem:
+            self.fail(path, str(problem))
+        for metric in layout.GEOMETRY_METRICS:
+            if not _close(made["mean"][metric], stored["mean"][metric]):
+                self.fail(path, f"{metric} is {stored['mean'][metric]!r}, but {inputs['index']}'s vectors and its "
+                                f"pair distances give {made['mean'][metric]!r}")
+        if set(made["per_query"]) != set(stored["per_query"]) or any(
+                not _close(value[layout.ALIGNMENT], stored["per_query"][q][layout.ALIGNMENT])
+                for q, value in made["per_query"].items()):
+            self.fail(path, "per-query alignments are not the means of its pair distances")
+        return stored
+
+    def check_geometry_cell(self, cell: dict, table: str, table_inputs: dict[str, str]) -> None:
+        """An alignment or uniformity cell: each geometry file one recorded for the table, its chain re-hashed and its
+        values recomputed; the cell their mean, printed × 100 to one decimal."""
+        values = []
+        for entry in cell["runs"]:
+            path = entry["metrics_file"]
+            if path not in table_inputs:
+                self.fail(path, f"is not among the inputs recorded for {table}")
+            self.check_input(path, table_inputs[path], table)
+            stored = self.recompute_geometry(path)
+            value = stored["mean"][cell["metric"]]
+            if not _close(value, entry["value"]):
+                self.fail(path, f"the table took {entry['value']!r}, the file holds {value!r}")
+            per_query = {q: v[layout.ALIGNMENT] for q, v in stored["per_query"].items()} \
+                if cell["metric"] == layout.ALIGNMENT else None
+            if entry["per_query"] != per_query:
+                self.fail(path, "the table's per-query values differ from the file's")
+            values.append(value)
+        mean = fmean(values)
+        if not _close(mean, cell["value"]) or cell["printed"] != f"{100 * mean:.1f}":
+            self.fail(table, f"value {cell['value']!r} printed {cell['printed']!r}: the mean of its {len(values)} "
+                             f"files is {mean!r}, printed {100 * mean:.1f}")
+
     def check_cell(self, cell: dict, baseline: dict | None, table: str, table_inputs: dict[str, str]) -> None:
+        if cell["metric"] in layout.GEOMETRY_METRICS:
+            return self.check_geometry_cell(cell, table, table_inputs)
         values = []
         for entry in cell["runs"]:
             if entry["metrics_file"] not in table_inputs:
@@ -206,9 +266,13 @@ class Auditor:
 
     def chain(self, cell: dict) -> list[str]:
         """Human-readable trace of a cell: commit → config → weights → run → metric → cell."""
+        if "attention_file" in cell:
+            return attention_trace(cell, self.verified[cell["attention_file"]])
         if not cell["runs"] and cell.get("metric") == dense.MEAN:
             return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} = the mean of the row's cells "
                     f"{cell['candidates']} (each traced on its own line)"]
+        if not cell["runs"] and cell.get("note"):
+            return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']}, {cell['note']}: nothing to trace"]
         if not cell["runs"]:
             return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} copied from {cell['source']}, "
                     f"not reproduced here: nothing to trace"]
@@ -240,6 +304,8 @@ class Auditor:
         elif "ranking_module" in params:
             lines.append(f"  config → params: ranking module {json.dumps(params['ranking_module'], sort_keys=True)}")
         lines += [line for _, line in runs]
+        lines += [f"    read the translations {entry['translations']['file']} [{entry['translations']['sha256'][:12]}]"
+                  for entry in cell["runs"] if "translations" in entry]
         return lines
 
     def _steps(self, metrics_file: str) -> tuple[dict, str]:
@@ -254,7 +320,9 @@ class Auditor:
             steps.append(f"{kind} {path} [{digest[:12]}]")
             path = next((p for files in record["inputs"].values() for p in files
                          if (layout.artefact(p) or ("",))[0] in MADE_FROM.get(kind, ())), None)
-        return origin, "    " + " → ".join(reversed(steps)) + " (ir_measures agrees)"
+        agrees = "recomputed from the index's vectors" if layout.artefact(metrics_file)[0] in MEASURED_VECTORS \
+            else "ir_measures agrees"
+        return origin, "    " + " → ".join(reversed(steps)) + f" ({agrees})"
 
 
 def check_improvements(auditor: Auditor, cells: list[dict], baselines: dict[tuple, dict], table: str) -> None:
@@ -306,6 +374,9 @@ def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str
     """The inputs the current config gives the job that made ``report``, by name, and the settings they follow."""
     kind = "tables" if "table" in record["wildcards"] else "figures"
     name = record["wildcards"]["table" if kind == "tables" else "figure"]
+    if (layout.artefact(report) or ("",))[0] == "dense_figure_pdf":
+        paper = record["wildcards"]["paper"]
+        return plan.dense_figure_inputs(config, paper, name), f"dense_retrieval.folds, seeds, figures.{paper}.{name}"
     if (layout.artefact(report) or ("",))[0] == "dense_table_tex":
         paper = record["wildcards"]["paper"]
         return plan.dense_report_runs(config, paper, name), f"dense_retrieval.folds, seeds, tables.{paper}.{name}"
@@ -490,13 +561,14 @@ def clir_table_cells(auditor: Auditor, table_path: str, record: dict, cells: lis
         return None
     columns = {c["dataset"] for c in numbers}
     needed = numbers + [c for column, c in prerank.items() if column in columns and c not in numbers]
-    check_runs(auditor, needed, table_path, record)
+    check_runs(auditor, [c for c in needed if c["runs"]], table_path, record)   # "-": NMT + BM25 without translations
     for cell in numbers:
         if cell["row_kind"] == METHOD_ROW:
             baseline = prerank[cell["dataset"]]
             check_star(auditor, cell, baseline, table_path,
                        stats.ttest_two_sided(clir.pooled(cell), clir.pooled(baseline)), "two-sided t-test")
-    made = rebuilt(auditor, record, table_path, lambda *files: clir.clir_cells(spec, *files))
+    translated = list(record["inputs"].get("translated", {}))
+    made = rebuilt(auditor, record, table_path, lambda *files: clir.clir_cells(spec, *files, translated))
     compare_cells(auditor, needed, made, json_path, complete=not cells)
     return numbers
 
@@ -551,9 +623,72 @@ def dense_table_cells(auditor: Auditor, table_path: str, record: dict, cells: li
     return numbers
 
 
+def attention_file_entropy(auditor: Auditor, point: dict) -> None:
+    """A point is its layer's mean over the passages of its attention file, as the file's own mean, and the file's
+    sample is the one its ids make."""
+    found = json.loads(Path(point["attention_file"]).read_text())
+    column = [row[point["layer"] - 1] for row in found["per_passage"]]
+    mean = fmean(column)
+    if not (_close(mean, found["entropy"][point["layer"] - 1]) and _close(mean, point["value"])):
+        auditor.fail(point["attention_file"], f"layer {point['layer']}: the figure has {point['value']!r}, the file "
+                                              f"{found['entropy'][point['layer'] - 1]!r}, the mean of its "
+                                              f"{len(column)} passages {mean!r}")
+    ids = found["sample"]["ids"]
+    if len(ids) != len(column) or not sample_digest(ids) == found["sample"]["sha256"] == point["sample_sha256"]:
+        auditor.fail(point["attention_file"], "its sample of passages is not the one its ids and the figure name")
+
+
+def dense_figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: list[str] | None,
+                        say: Callable[[str], None]) -> list[dict] | None:
+    """Check every point of a figure of [CLS] attention entropy (Condenser Figure 2; or the ``cells`` asked for): the
+    PDF is the drawing of its JSON twin (drawn again, byte for byte) and the CSV its points; each point's attention
+    file is the one recorded, its chain re-hashed back to the checkpoint and the documents, and the point its
+    layer's mean over the file's passages; each point, and the whole figure, what the recorded inputs and layout
+    give. The entropies themselves are not recomputed from the checkpoint (that is a model run)."""
+    json_path, csv_path = (next(iter(record["outputs"][name])) for name in ("json", "csv"))
+    figure = json.loads(Path(json_path).read_text())
+    if attention.drawn(figure)[0] != Path(pdf_path).read_bytes():
+        auditor.fail(pdf_path, f"is not the drawing of {json_path}")
+    if attention.figure_csv(figure) != Path(csv_path).read_text():
+        auditor.fail(csv_path, f"is not the points of {json_path}")
+    numbers = chosen(attention.figure_points(figure), cells, pdf_path, say)
+    if numbers is None:
+        return None
+    inputs = {p: h for files in record["inputs"].values() for p, h in files.items()}
+    for point in numbers:
+        auditor.cell = point["cell"]
+        if point["attention_file"] not in inputs:
+            auditor.fail(point["attention_file"], f"is not among the inputs recorded for {pdf_path}")
+        auditor.check_input(point["attention_file"], inputs[point["attention_file"]], pdf_path)
+        attention_file_entropy(auditor, point)
+    auditor.cell = "(figure)"
+    files = plan.attention_files(record["params"]["dense_figure"])
+    if any(set(files[name]) != set(record["inputs"].get(name, {})) for name in files):
+        auditor.fail(pdf_path, "its recorded attention files are not those its recorded layout names")
+    try:
+        made = attention.build_attention_figure(record["params"]["dense_figure"], files["pretrained"],
+                                                files["fine_tuned"])
+    except ValueError as problem:
+        auditor.fail(pdf_path, f"its recorded inputs do not make its layout: {problem}")
+    compare_cells(auditor, numbers, attention.figure_points(made), json_path, complete=not cells)
+    if not cells and figure != made:
+        auditor.cell = "(figure)"
+        auditor.fail(json_path, "is not the figure its recorded inputs and layout give (panels, labels, sample)")
+    return numbers
+
+
+def attention_trace(point: dict, record: dict) -> list[str]:
+    """A figure point's trace: its value, the passages it averages and the job and checkpoint behind it."""
+    state = "dirty" if record["git"]["dirty"] else "clean"
+    return [f"cell {point['cell']} ({point['panel']}, {point['model']}, layer {point['layer']}): {point['printed']} "
+            f"= mean [CLS] attention entropy over {point['passages']} passages of {point['attention_file']}",
+            f"  {record['rule']} at commit {record['git']['commit']} ({state}): checkpoint {point['checkpoint']}; "
+            f"sample {point['sample_sha256'][:12]} of {point['docs']} (seed {point['seed']})"]
+
+
 CHECKS = {"table_tex": table_cells, "figure_pdf": figure_bars, "clir_table_tex": clir_table_cells,
           "clir_figure_pdf": clir_figure_points, "dense_table_tex": dense_table_cells,
-          "splade_table_tex": dense_table_cells}
+          "splade_table_tex": dense_table_cells, "dense_figure_pdf": dense_figure_points}
 
 
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,

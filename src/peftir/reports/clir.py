@@ -10,15 +10,16 @@ metric means, the runs and per-query values behind each) and the tables are laid
 """
 from __future__ import annotations
 
-import io
 import json
 import os
+from typing import Sequence
 
 import pandas as pd
 
 from ..evaluation.stats import star, ttest_two_sided
 from ..files import atomic_write, write_json
 from ..layout import artefact, ranking_key
+from ..provenance.records import sha256
 from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, _where, format_count,
                     json_p, run_cell)
 from .tables import latex_escape, render_latex, write_table
@@ -30,6 +31,8 @@ TTEST = ("unpaired two-sided Student t-test with pooled variance (scipy.stats.tt
          "cell's per-query values, pooled over its runs, against the pre-ranker's in the same column; * p <= 0.05")
 
 RunKey = tuple[str, str, str, int]      # (pair, system, ranking, seed): one composed reranker's evaluation
+# Table 1's NMT + BM25 baseline: BM25 of the user's query translations, never tested (a baseline, as the pre-ranker)
+TRANSLATED_ROW, NMT_BM25 = "translated", "nmt_bm25"
 
 
 def p_note(metric: str) -> str:
@@ -138,6 +141,56 @@ def prerank_cell(layout: dict, files: dict[str, str], column: str, column_label:
                      metric))
 
 
+def translated_files(layout: dict, translated: list[str]) -> dict[str, str]:
+    """The NMT + BM25 metrics file of each pair the user translated; one the layout does not expect, or one
+    missing, is a ValueError naming it."""
+    given = [pair for pair, path in layout["nmt_bm25"]["translations"].items() if path]
+    found: dict[str, str] = {}
+    for path in dict.fromkeys(translated):
+        kind, wildcards = artefact(path) or ("", {})
+        if kind != "clir_translated_metrics" or wildcards["pair"] not in given:
+            raise ValueError(f"{path}: not a metrics file of the NMT + BM25 row that {_reports(layout)} shows")
+        found[wildcards["pair"]] = path
+    missing = [pair for pair in given if pair not in found]
+    if missing:
+        raise ValueError(f"{layout['name']}: no NMT + BM25 metrics file for pair {missing[0]!r}")
+    return found
+
+
+def caption(layout: dict) -> str:
+    """The table's caption; with an NMT + BM25 row that lacks translations, what its dashes mean and the config key
+    that takes them (the audit re-renders the LaTeX from the layout, so both say the same)."""
+    row = layout.get("nmt_bm25")
+    missing = [label for pair, label in layout["columns"] if row and not row["translations"][pair]]
+    if not missing:
+        return layout["caption"]
+    return (f"{layout['caption']} {row['label']} (-): no translation model installs here and no translated queries "
+            f"were given for {', '.join(missing)}; set {row['key']}.PAIR to a file of the pair's test queries "
+            f"machine-translated into the documents' language (query id, tab, text; one query a line).")
+
+
+def translated_cell(layout: dict, files: dict[str, str], column: str, column_label: str,
+                    metrics: MetricFiles) -> dict:
+    """The NMT + BM25 cell of a column: the mean of BM25's metric on the user's translations over the column's
+    pairs (each run traced to the translations file's sha256), or "-" with a note naming the config key when a
+    pair of the column has no translations."""
+    row, metric = layout["nmt_bm25"], layout["metric"]
+    key = row["key"]
+    where = _where(TRANSLATED_ROW, "", "", NMT_BM25, row["label"], None, "-", column, column_label, metric)
+    pairs = _pairs(layout, column)
+    missing = [pair for pair in pairs if pair not in files]
+    if missing:
+        return {"method": NMT_BM25, "value": None, "printed": "-", "stars": "", "p_value": None,
+                "rounding": None, "per_seed": None, "ttest": None, "candidates": None, "runs": [],
+                "note": f"not run: needs the pair's test queries translated into the documents' language "
+                        f"({', '.join(key + '.' + pair for pair in missing)} not given)"} | where
+    cell = _reference_cell(NMT_BM25, {column: [files[pair] for pair in pairs]}, column, metric, metrics)
+    for run, pair in zip(cell["runs"], pairs):
+        path = row["translations"][pair]
+        run["translations"] = {"file": path, "sha256": sha256(path)}
+    return cell | {"note": f"BM25 of the user's query translations ({key})"} | where
+
+
 def system_cell(layout: dict, row: dict, ranking: str, runs: dict[RunKey, RunRecord], column: str,
                 column_label: str, metrics: MetricFiles) -> dict:
     """A reranker's cell of a column: the mean of its runs' metric means over the column's pairs × seeds."""
@@ -162,34 +215,40 @@ def star_against_prerank(cell: dict, prerank: dict) -> None:
                      "p_value": p}
 
 
-def clir_cells(layout: dict, metrics: list[str], prerank: list[str], summaries: list[str]) -> list[dict]:
-    """Every printed number of a CLIR table in print order: the pre-ranker's row, then each system's row in
-    layout order; per row the pairs' columns, then Avg. Cells have the keys of ``cells.table_cells``'."""
+def clir_cells(layout: dict, metrics: list[str], prerank: list[str], summaries: list[str],
+               translated: Sequence[str] = ()) -> list[dict]:
+    """Every printed number of a CLIR table in print order: the pre-ranker's row, the NMT + BM25 row where the
+    layout has one (``translated``: its metrics files), then each system's row in layout order; per row the pairs'
+    columns, then Avg. Cells have the keys of ``cells.table_cells``' and a ``note`` (why a cell is "-", or what
+    it ranks)."""
     series = [(row["system"], row["ranking"]) for row in layout["rows"]]
     counts = module_parameters(layout, summaries, [ranking for _, ranking in series])
     runs = system_runs(layout, metrics, series, counts)
     files, reference = MetricFiles(), prerank_files(layout, prerank)
     baselines = [prerank_cell(layout, reference, column, label, files) for column, label in _columns(layout)]
     cells = list(baselines)
+    if "nmt_bm25" in layout:
+        found = translated_files(layout, list(translated))
+        cells += [translated_cell(layout, found, column, label, files) for column, label in _columns(layout)]
     for row in layout["rows"]:
         for (column, label), baseline in zip(_columns(layout), baselines):
             cell = system_cell(layout, row, row["ranking"], runs, column, label, files)
             star_against_prerank(cell, baseline)
             cells.append(cell)
-    return cells
+    return [{**cell, "note": cell.get("note")} for cell in cells]
 
 
 def make_clir_table(layout: dict, metrics: list[str], prerank: list[str], summaries: list[str], tex: str,
-                    json_path: str, csv_path: str) -> None:
-    """The ``clir_table`` rule: one table (LaTeX, JSON twin, CSV) from its runs', the pre-ranker's and the
-    ranking modules' files."""
-    frame = pd.DataFrame(clir_cells(layout, metrics, prerank, summaries), dtype=object)
-    write_table(frame, layout["name"], layout["caption"], tex, json_path, csv_path, **latex_options(layout))
+                    json_path: str, csv_path: str, translated: Sequence[str] = ()) -> None:
+    """The ``clir_table`` rule: one table (LaTeX, JSON twin, CSV) from its runs', the pre-ranker's, the ranking
+    modules' and the NMT + BM25 row's files."""
+    frame = pd.DataFrame(clir_cells(layout, metrics, prerank, summaries, translated), dtype=object)
+    write_table(frame, layout["name"], caption(layout), tex, json_path, csv_path, **latex_options(layout))
 
 
 def render_clir_latex(frame: pd.DataFrame, layout: dict) -> str:
     """The LaTeX ``make_clir_table`` writes for these cells (what the audit compares the .tex with)."""
-    return render_latex(frame, layout["name"], layout["caption"], **latex_options(layout))
+    return render_latex(frame, layout["name"], caption(layout), **latex_options(layout))
 
 
 def build_clir_figure(layout: dict, metrics: list[str], prerank: list[str], summaries: list[str]) -> dict:
@@ -245,18 +304,10 @@ def draw_clir(figure: dict):
 
 
 def drawn(figure: dict) -> tuple[bytes, bytes]:
-    """The figure's PDF, without a creation date so that a redraw gives the same bytes (the audit redraws
-    it), and its PNG."""
-    from matplotlib import pyplot as plt
+    """The figure's PDF and PNG, the same bytes on every redraw (``figures.rendered``)."""
+    from .figures import rendered
 
-    fig = draw_clir(figure)
-    pdf, png = io.BytesIO(), io.BytesIO()
-    try:
-        fig.savefig(pdf, format="pdf", metadata={"CreationDate": None})
-        fig.savefig(png, format="png", dpi=200)
-    finally:
-        plt.close(fig)
-    return pdf.getvalue(), png.getvalue()
+    return rendered(draw_clir(figure))
 
 
 def make_clir_figure(layout: dict, metrics: list[str], prerank: list[str], summaries: list[str], pdf: str, png: str,

@@ -8,6 +8,8 @@ columns of Condenser's Table 5 (a method per training-query budget), SPLADE's me
 retriever's cell is the mean of its runs (folds × seeds) as in the other papers' tables (``peftir.reports.cells``);
 BM25's and an untrained backbone's are means over the folds. A SPLADE cell may search another collection than it
 trained on (``target``: TREC DL, BEIR), and its R-FLOPS is a metric like the others (``peftir.sparse.evaluation``).
+DPTDR Table 8's alignment and uniformity (``peftir.evaluation.representation_geometry``) come from geometry files, not
+runs: printed × 100 to one decimal as the paper prints them, and never tested (a property of the vectors).
 The dense papers test nothing, and Adapters-SPLADE names a t-test without saying paired; we mark a trained
 retriever that differs from the table's baseline row by a paired two-sided t-test over (fold, seed, query)
 (* p ≤ 0.05), and say so in the caption. A row copied from a paper (``reported``) is printed with a dagger and its
@@ -23,7 +25,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from ..evaluation.stats import star
-from ..layout import PATHS, R_FLOPS, artefact, dense_cell, searched
+from ..layout import ALIGNMENT, GEOMETRY_METRICS, PATHS, R_FLOPS, artefact, dense_cell, searched
 from .cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, format_count, json_p,
                     run_cell)
 from .tables import latex_escape, render_latex, write_table
@@ -35,6 +37,13 @@ TTEST = ("paired two-sided t-test (scipy.stats.ttest_rel) of the cell's per-quer
          "row's, paired by fold, seed and query; * p <= 0.05 (ours: the dense papers test nothing; Adapters-SPLADE's "
          "t-test is not said to be paired)")
 DAGGER = "†"
+# DPTDR Table 8's alignment and uniformity (``peftir.evaluation.representation_geometry``): the geometry files by kind,
+# with the wildcards that name a cell's; printed × 100 to one decimal as the paper prints them, never tested
+GEOMETRY_FILES = {"untrained_geometry": ("dataset", "backbone"),
+                  "dense_geometry": ("dataset", "backbone", "retriever", "negatives")}
+GEOMETRY_ROUNDING = "1 decimal place (Python '.1f') of 100 × the mean over runs, as DPTDR Table 8 prints it"
+UNTESTED = ("Wang & Isola's representation measure of the vectors (lower is better): no t-test and no star, it is "
+            "not a per-query effectiveness score")
 
 
 def note(layout: dict) -> str:
@@ -45,6 +54,8 @@ def note(layout: dict) -> str:
                      f"{latex_escape(layout['baseline'])} (ours, not the papers')")
     if any(row.get("reported") for row in layout["rows"]):
         parts.append(r"$^{\dagger}$ copied from the paper named in the JSON twin, not reproduced here")
+    if any(settings.get("metric") in GEOMETRY_METRICS for *_, settings in cell_settings(layout)):
+        parts.append(r"alignment and uniformity $\times 100$ (Wang \& Isola 2020; lower is better), untested")
     return "; ".join(parts) or "means over folds and seeds"
 
 
@@ -55,18 +66,18 @@ def cell_settings(layout: dict) -> list[tuple[int, dict, int, dict, dict]]:
 
 
 def _retriever_key(cell: dict) -> tuple:
-    """A trained retriever's runs by what names them: a SPLADE retriever's and a reranker's by the collection they
-    searched too."""
+    """A trained retriever's runs by what names them, with the collection whose queries they searched (a dense
+    retriever's own, or TREC DL 2019's in the same documents)."""
     if "reranker" in cell:
         return "rerank", searched(cell), cell["dataset"], cell["reranker"]
     if "splade" in cell:
         return "splade", searched(cell), cell["dataset"], cell["backbone"], cell["splade"]
-    return cell["dataset"], cell["backbone"], cell["retriever"], cell["negatives"]
+    return searched(cell), cell["dataset"], cell["backbone"], cell["retriever"], cell["negatives"]
 
 
 # a run's training summary, by the kind of its metrics file
-SUMMARIES = {"dense_metrics": "retriever_summary", "splade_metrics": "splade_summary",
-             "reranked_metrics": "reranker_summary"}
+SUMMARIES = {"dense_metrics": "retriever_summary", "dense_target_metrics": "retriever_summary",
+             "splade_metrics": "splade_summary", "reranked_metrics": "reranker_summary"}
 TRAINED_AS = ("splade", "retriever", "reranker")       # the wildcard naming a trained run's method
 
 
@@ -75,6 +86,19 @@ def _trained(path: str) -> tuple[int, float | None]:
     with open(path) as handle:
         summary = json.load(handle)
     return int(summary["trainable_parameters"]), summary.get("percent_trainable")
+
+
+def _summary_of(path: str, summary: str, counts: dict) -> str:
+    """A trained run's summary (its trainable parameters), which must be among the inputs."""
+    if summary not in counts:
+        raise ValueError(f"{path}: its retriever's summary {summary} is not among the inputs")
+    return summary
+
+
+def _geometry_key(named: dict, untrained: bool) -> tuple:
+    """The geometry files of a cell, or of a file's wildcards: an untrained backbone's, or a trained retriever's."""
+    kind = "untrained_geometry" if untrained else "dense_geometry"
+    return ("geometry", *(named[key] for key in GEOMETRY_FILES[kind]))
 
 
 def index_files(layout: dict, metrics: list[str], summaries: list[str]) -> tuple[dict, dict, dict]:
@@ -91,9 +115,7 @@ def index_files(layout: dict, metrics: list[str], summaries: list[str]) -> tuple
     for path in metrics:
         kind, wildcards = artefact(path) or ("", {})
         if kind in SUMMARIES:
-            summary = getattr(PATHS, SUMMARIES[kind]).format(**wildcards)
-            if summary not in counts:
-                raise ValueError(f"{path}: its retriever's summary {summary} is not among the inputs")
+            summary = _summary_of(path, getattr(PATHS, SUMMARIES[kind]).format(**wildcards), counts)
             key = _retriever_key(wildcards)
             method = next(wildcards[name] for name in TRAINED_AS if name in wildcards)
             runs.setdefault(key, []).append(RunRecord(
@@ -107,6 +129,10 @@ def index_files(layout: dict, metrics: list[str], summaries: list[str]) -> tuple
             references.setdefault((wildcards["target"], "bm25"), []).append(path)
         elif kind == "untrained_metrics":
             references.setdefault((wildcards["dataset"], "untrained", wildcards["backbone"]), []).append(path)
+        elif kind in GEOMETRY_FILES:
+            references.setdefault(_geometry_key(wildcards, kind == "untrained_geometry"), []).append(path)
+            if kind == "dense_geometry":
+                counts[path] = counts[_summary_of(path, PATHS.retriever_summary.format(**wildcards), counts)]
         else:
             raise ValueError(f"{path}: not a trained retriever's, BM25's or an untrained backbone's metrics file")
     return runs, references, counts
@@ -194,6 +220,10 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[
             cell = {}                     # the mean of the row's other cells, below, once they are made
         elif settings.get("reference") and metric == R_FLOPS:
             cell = _not_measured(settings["reference"]) | _where(i, row, column, metric, REFERENCE_ROW, None)
+        elif metric in GEOMETRY_METRICS:
+            cell = _geometry_cell(layout, references, settings, metric, files)
+            cell |= _where(i, row, column, metric, *((REFERENCE_ROW, None) if settings.get("reference") else
+                                                     (METHOD_ROW, *counts[cell["runs"][0]["metrics_file"]])))
         elif settings.get("reference"):
             key = _reference_key(settings)
             paths = sorted(references.get(key, []))
@@ -222,9 +252,34 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str]) -> list[
         for index, cell in enumerate(cells):
             baseline = cells[base_row * columns + index % columns]
             if cell["row_kind"] == METHOD_ROW and cell is not baseline and baseline["row_kind"] == METHOD_ROW \
-                    and cell["metric"] != MEAN:
+                    and cell["metric"] != MEAN and cell["metric"] not in GEOMETRY_METRICS:
                 test_against(cell, baseline)
-    return cells
+    return [{**cell, "note": cell.get("note")} for cell in cells]      # every cell has each key (the JSON twin's)
+
+
+def _geometry_cell(layout: dict, references: dict, settings: dict, metric: str, files: MetricFiles) -> dict:
+    """An alignment or uniformity cell: the mean over its geometry files (an untrained backbone's per fold, a
+    retriever's per fold × seed) of each file's value, alignment's per-query values kept; untested."""
+    untrained = settings.get("reference") == "untrained"
+    key = _geometry_key(settings, untrained)
+    paths = sorted(references.get(key, []))
+    expected = len(layout["folds"][settings["dataset"]]) * (1 if untrained else len(layout["seeds"]))
+    if len(paths) != expected:
+        raise ValueError(f"{layout['name']}: {key} has {len(paths)} geometry files, the table needs {expected}")
+    runs = [_geometry_run(path, metric, files) for path in paths]
+    mean = fmean(run["value"] for run in runs)
+    return {"method": "untrained" if untrained else settings["retriever"], "value": mean,
+            "printed": f"{100 * mean:.1f}", "stars": "", "p_value": None, "rounding": GEOMETRY_ROUNDING,
+            "per_seed": None, "runs": runs, "ttest": None, "candidates": None, "note": UNTESTED}
+
+
+def _geometry_run(path: str, metric: str, files: MetricFiles) -> dict:
+    """One geometry file's value in a cell: alignment with the per-query values it is the mean of; uniformity, a
+    property of the passages together, with none."""
+    named = artefact(path)[1]
+    return {"fold": named["fold"], **({"seed": int(named["seed"])} if "seed" in named else {}), "metrics_file": path,
+            "value": files.mean(path, metric),
+            "per_query": files.per_query(path, ALIGNMENT) if metric == ALIGNMENT else None}
 
 
 def _mean_cell(averaged: list[dict]) -> dict:

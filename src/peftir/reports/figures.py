@@ -5,6 +5,7 @@ the figure's JSON twin records them with the runs behind each bar.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -50,6 +51,18 @@ def draw(figure: dict):
         axis.set_ylim(max(0.0, low - margin), high + margin)
     fig.tight_layout()
     return fig
+
+
+def rendered(fig) -> tuple[bytes, bytes]:
+    """A matplotlib figure's PDF, without a creation date so that a redraw gives the same bytes (the audit redraws
+    figures), and its PNG; the figure is closed."""
+    pdf, png = io.BytesIO(), io.BytesIO()
+    try:
+        fig.savefig(pdf, format="pdf", metadata={"CreationDate": None})
+        fig.savefig(png, format="png", dpi=200)
+    finally:
+        plt.close(fig)
+    return pdf.getvalue(), png.getvalue()
 
 
 def write_figure(figure: dict, pdf_path: str | os.PathLike, png_path: str | os.PathLike,

@@ -44,15 +44,18 @@ def training_queries(folds_path: str, fold: str, limit: int | None = None, seed:
 
 
 def build_retriever(backbone: str, layers: int | None, method: dict, settings: dict,
-                    execution: Execution = CPU) -> DenseRetriever:
-    """The untrained retriever of ``method``: the backbone whole (FT) or frozen under fresh deep prompts (DPT),
-    placed by the job's ``execution``."""
+                    execution: Execution = CPU, prompts: str | None = None) -> DenseRetriever:
+    """The untrained retriever of ``method``: the backbone whole (FT) or frozen under deep prompts (DPT): fresh
+    ones, or those a prompt-pretraining run saved to ``prompts`` where the method names that run
+    (``method['prompts']``, DPTDR Table 6); placed by the job's ``execution``."""
     if method["name"] not in METHODS:
         raise ValueError(f"retriever method {method['name']!r}: one of {', '.join(METHODS)}")
+    if bool(method.get("prompts")) != bool(prompts):
+        raise ValueError(f"retriever method names pretrained prompts {method.get('prompts')!r}, given {prompts!r}")
     encoder, tokenizer = encoder_of(backbone, layers)
     if method["name"] == "dpt":
         encoder = deep_prompts(encoder, method["length"], method["reparametrise"], method["mlp_hidden"],
-                               method["dropout"])
+                               method["dropout"], start=prompts)
     return execution.place(DenseRetriever(encoder, tokenizer, settings["q_max_len"], settings["p_max_len"]))
 
 
@@ -113,14 +116,15 @@ def training_groups(qrels: trec.Qrels, qids: list[str], negatives: list[str], se
 
 def train_retriever(backbone: str, layers: int | None, method: dict, settings: dict, collection: Collection,
                     negatives: list[str], qids: list[str], seed: int, execution: Execution, output: str,
-                    summary: str) -> dict:
+                    summary: str, prompts: str | None = None) -> dict:
     """The ``train_retriever`` rule: ``settings['steps']`` updates on the training queries ``qids``, negatives
     from the top ``negative_depth`` of the runs ``negatives`` (BM25's), or all of a mined pool
     (``settings['negatives']`` mined or denoised; ``training_groups``); the trained retriever to ``output`` and its
-    facts (losses, trainable parameters, seconds, where it ran) to ``summary``."""
+    facts (losses, trainable parameters, seconds, where it ran) to ``summary``; a DPT retriever starts from the
+    pretrained prompts in ``prompts`` where its method names them."""
     torch.manual_seed(seed)
     started = time.monotonic()
-    retriever = build_retriever(backbone, layers, method, settings, execution)
+    retriever = build_retriever(backbone, layers, method, settings, execution, prompts)
     groups = training_groups(trec.read_qrels(collection.qrels), qids, negatives, settings, seed)
     batches = groups.batches(settings["batch_size"])
     topics = trec.read_topics(collection.queries, set(groups.qids))
@@ -145,10 +149,11 @@ def train_retriever(backbone: str, layers: int | None, method: dict, settings: d
 
 
 def train_fold_retriever(spec: dict, collection: Collection, negatives: str, fold: str, seed: int, threads: int,
-                         output: str, summary: str, backbone: str | None = None) -> dict:
+                         output: str, summary: str, backbone: str | None = None, prompts: str | None = None) -> dict:
     """The ``train_retriever`` rule: the retriever ``spec`` (the ``retriever`` param: backbone, layers, method,
     training settings) on the fold's training queries (a seeded sample of them for a low-data method), from the
-    checkpoint ``backbone`` when the workflow made it (a pretraining run), else the named backbone."""
+    checkpoint ``backbone`` when the workflow made it (a pretraining run), else the named backbone; under the
+    pretrained ``prompts`` where the method names a prompt-pretraining run."""
     qids = training_queries(collection.folds, fold, spec["method"].get("train_queries"), seed)
     return train_retriever(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], collection,
-                           [negatives], qids, seed, Execution.of(spec["execution"], threads), output, summary)
+                           [negatives], qids, seed, Execution.of(spec["execution"], threads), output, summary, prompts)

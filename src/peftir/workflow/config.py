@@ -14,8 +14,12 @@ import jsonschema
 import yaml
 
 from ..data.export import DEFAULT_TEXT
-from ..layout import BEST_OF, METHODS, RANKERS, collection_languages, measure, pretrained_run
+from ..data.folds import read_folds, rotation
+from ..data.trec import MalformedFileError
+from ..data.translations import query_lines, read_translations, untranslated
+from ..layout import BEST_OF, METHODS, RANKERS, TRANSLATIONS, collection_languages, measure, pretrained_run
 from ..rankers import pretrained
+from .plan import CLIR_FOLD
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
 
@@ -201,10 +205,47 @@ def _check_modular_clir(config: dict) -> None:
             if kind == "tables" and "reduction_factors" in spec:
                 raise ConfigError(f"config key {key}.tables.{name}.reduction_factors: tables use "
                                   f"{key}.ranking.reduction_factors (only figures vary them)")
+            if kind == "figures" and "nmt_bm25" in spec:
+                raise ConfigError(f"config key {key}.figures.{name}.nmt_bm25: only tables have an NMT + BM25 row")
+    _check_translations(clir)
     try:
         measure(clir["metric"])
     except ValueError as problem:
         raise ConfigError(f"config key {key}.metric = {clir['metric']!r}: {problem}") from None
+
+
+def _check_translations(clir: dict) -> None:
+    """Each file of ``modular_clir.translations``, before any job: its pair is shown by a table's NMT + BM25 row, the
+    file is there and well formed (a bad line named by file and line) and, where the test queries are known before
+    any job (a collection given as files), translates every one (a missing one named by its queries file's line);
+    otherwise the ``nmt_bm25_clir`` job checks that before it searches."""
+    shown = {pair for spec in clir["tables"].values() if "nmt_bm25" in spec for pair in spec["pairs"]}
+    for pair, path in clir["translations"].items():
+        where = f"config key {TRANSLATIONS}.{pair} = {path!r}"
+        if pair not in shown:
+            raise ConfigError(f"{where}: no table with an NMT + BM25 row (nmt_bm25) shows pair {pair}")
+        if not Path(path).is_file():
+            raise ConfigError(f"{where}: no such file (the pair's test queries translated into the documents' "
+                              f"language: query id<TAB>text, one a line)")
+        try:
+            found = read_translations(path)
+        except MalformedFileError as problem:
+            raise ConfigError(f"{where}: {problem}") from None
+        known = _local_test_queries(clir["collection"], pair.split("-")[0])
+        problem = untranslated(found, path, *known) if known else None
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+
+
+def _local_test_queries(collection: dict, language: str) -> tuple[Path, list[str]] | None:
+    """A collection given as files: the query language's queries file and its test queries (the test split of the
+    folds.json given with it, else every query, as ``clir_collection.copy_local_collection`` reads them); None
+    where a job makes the collection, or the copy is not there yet (that job then names what is missing)."""
+    root = Path(collection.get("path") or "")
+    queries, folds = root / language / "queries.tsv", root / "folds.json"
+    if collection["source"] != "files" or not queries.is_file():
+        return None
+    return queries, (rotation(read_folds(folds), CLIR_FOLD)["test"] if folds.is_file() else list(query_lines(queries)))
 
 
 def _check_lengths(config: dict) -> None:

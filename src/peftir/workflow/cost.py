@@ -254,8 +254,10 @@ def _pretrain(config: Config, wc: dict) -> Work:
     spec = PARAMS["pretraining"](config, wc)
     rows = spec["batch_size"] * (1 if spec["objective"] == "condenser" else 2)
     tokens = spec["steps"] * rows * spec["max_len"]
-    return Work(spec["backbone"], trained=tokens, cached=tokens if spec["objective"] != "condenser" and
-                rows > spec["chunk"] else 0, head=True, chunk_tokens=spec["chunk"] * spec["max_len"])
+    prompts = "prompts" in spec         # deep prompts alone train (DPTDR Table 6): the backbone runs frozen
+    return Work(spec["backbone"], trained=0 if prompts else tokens, frozen=tokens if prompts else 0,
+                cached=tokens if spec["objective"] != "condenser" and rows > spec["chunk"] else 0,
+                head=spec["objective"] != "ict", chunk_tokens=spec["chunk"] * spec["max_len"])     # ICT: no MLM
 
 
 def _train_splade(config: Config, wc: dict) -> Work:

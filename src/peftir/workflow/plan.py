@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..data.folds import fold_ids
-from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, PATHS, REFERENCES, SPARSE_PAPER,
-                      artefact, collection_languages, composed_languages, dataset_training, dense_cell,
-                      dense_report_layout, first_stage, kept, pair_languages, pretrained_run, ranking_key, ranking_of,
-                      row_methods, searched, splade_folds, splade_report_layout, train_pairs)
+from ..layout import (CLIR_PAPER, CLIR_SYSTEMS, DENSE_PAPERS, EMBEDDED_MULTILINGUAL, GEOMETRY_METRICS, PATHS,
+                      REFERENCES, SPARSE_PAPER, artefact, collection_languages, composed_languages, dataset_training,
+                      dense_cell, dense_figure_layout, dense_figure_names, dense_report_layout, first_stage, kept,
+                      pair_languages, pretrained_run, ranking_key, ranking_of, row_methods, searched, splade_folds,
+                      splade_report_layout, train_pairs)
 
 Config = Mapping[str, Any]
 
@@ -77,6 +78,8 @@ def report_file(config: Config, report: str) -> str:
     paper, _, name = report.rpartition("/")
     if paper in DENSE_PAPERS and report in dense_report_names(config):
         return PATHS.dense_table_tex.format(paper=paper, table=name)
+    if paper in DENSE_PAPERS and report in dense_figure_names(config):
+        return PATHS.dense_figure_pdf.format(paper=paper, figure=name)
     if paper == SPARSE_PAPER and name in splade_report_names(config):
         return PATHS.splade_table_tex.format(table=name)
     if paper == CLIR_PAPER:
@@ -96,7 +99,8 @@ def crate_reports(config: Config) -> list[str]:
     """Every table and figure of the config by its crate name (``table5``, ``modular-clir/table1``)."""
     return [*config["tables"], *config["figures"],
             *(f"{CLIR_PAPER}/{name}" for kind in ("tables", "figures") for name in clir_reports(config, kind)),
-            *dense_report_names(config), *(f"{SPARSE_PAPER}/{name}" for name in splade_report_names(config))]
+            *dense_report_names(config), *dense_figure_names(config),
+            *(f"{SPARSE_PAPER}/{name}" for name in splade_report_names(config))]
 
 
 def reference_runs(config: Config) -> list[str]:
@@ -232,7 +236,27 @@ def clir_report_runs(config: Config, kind: str, name: str) -> dict[str, list[str
                for pair in spec["pairs"]]
     summaries = list(dict.fromkeys(PATHS.ranking_summary.format(ranking=ranking, seed=seed)
                                    for _, ranking in rankings for seed in seeds))
-    return {"metrics": metrics, "prerank": prerank, "summaries": summaries}
+    return {"metrics": metrics, "prerank": prerank, "summaries": summaries, **translated_runs(clir, spec)}
+
+
+def translated_runs(clir: Mapping, spec: Mapping) -> dict[str, list[str]]:
+    """A table's NMT + BM25 row reads, for each pair the user translated, its metrics file and the translations
+    (a changed file remakes the table, and the table's record holds its sha256); no row, no such inputs."""
+    if "nmt_bm25" not in spec:
+        return {}
+    translations = clir.get("translations") or {}
+    given = {pair: translations[pair] for pair in spec["pairs"] if pair in translations}
+    return {"translated": [PATHS.clir_translated_metrics.format(pair=pair, fold=CLIR_FOLD) for pair in given],
+            "translations": list(dict.fromkeys(given.values()))}
+
+
+def nmt_bm25_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """NMT + BM25 of a pair reads the user's translations, the query language's queries (to name a test query
+    left untranslated), the folds (its test queries) and the document language's Anserini index."""
+    query, doc = pair_languages(wildcards["pair"])
+    return {"translations": config["modular_clir"]["translations"][wildcards["pair"]],
+            "queries": PATHS.clir_queries.format(language=query), "folds": PATHS.clir_folds,
+            "index": PATHS.clir_index.format(language=doc)}
 
 
 
@@ -266,11 +290,14 @@ def mlm_head_corpus(config: Config) -> dict[str, str]:
 
 def pretrain_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
     """A pretraining run reads its corpus's documents and starts from the backbone with its MLM head (fitted by
-    the workflow where the checkpoint has none), or a coCondenser from its Condenser run."""
+    the workflow where the checkpoint has none), from its own ``backbone`` (a masked LM by name, or a pretraining
+    run), or a coCondenser from its Condenser run."""
     spec = config["pretraining"]["runs"][wildcards["pretrained"]]
     found = {"docs": PATHS.docs.format(dataset=spec["corpus"])}
     if spec.get("warm_start"):
         return {**found, "warm_start": PATHS.pretrained.format(pretrained=spec["warm_start"])}
+    if "backbone" in spec:
+        return {**found, **backbone_input(spec["backbone"])}
     if config["pretraining"]["backbone"]["mlm_head"] is not None:
         return {**found, "backbone": PATHS.pretraining_mlm_backbone}
     return {**found, **backbone_input(config["pretraining"]["backbone"]["name"])}
@@ -290,7 +317,15 @@ def train_retriever_input(config: Config, wildcards: Mapping[str, str]) -> dict[
     shared = config["dense_retrieval"]["mining"].get("first_round") or {}
     negatives = PATHS.bm25_run.format(dataset=wildcards["dataset"]) if wildcards["negatives"] == "bm25" \
         else PATHS.mined_negatives.format(**{**wildcards, **shared})
-    return {**collection(wildcards), **retriever_backbone(config, wildcards), "negatives": negatives}
+    return {**collection(wildcards), **retriever_backbone(config, wildcards), "negatives": negatives,
+            **prompts_input(config, wildcards)}
+
+
+def prompts_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """A DPT retriever whose method names pretrained prompts (``prompts: pretrained:<run>``, DPTDR Table 6) starts
+    from that prompt-pretraining run's output; any other starts from fresh ones."""
+    run = pretrained_run(config["dense_retrieval"]["methods"][wildcards["retriever"]].get("prompts", ""))
+    return {"prompts": PATHS.pretrained.format(pretrained=run)} if run else {}
 
 
 def mine_negatives_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
@@ -319,18 +354,35 @@ def dense_report_names(config: Config) -> list[str]:
 
 def dense_cell_runs(config: Config, row: Mapping[str, Any]) -> list[str]:
     """The metrics files one row's cell reads: a retriever's per fold × seed, BM25's or an untrained backbone's
-    per fold; a reported row reads none."""
+    per fold; a reported row reads none. A cell with a ``target`` (TREC DL 2019 beside MS MARCO's dev queries)
+    reads the retriever's search of that dataset's queries in its own index, and BM25's run of the target; an
+    alignment or uniformity cell, the geometry files of its retriever or untrained backbone."""
     dense = config["dense_retrieval"]
     dataset, folds, seeds = row["dataset"], dense["folds"], dense["seeds"]
     if row.get("reported") or row.get("mean_of"):
         return []
+    if row.get("metric") in GEOMETRY_METRICS:
+        return dense_geometry_files(config, row)
     if row.get("reference") == "bm25":
-        return [PATHS.dense_bm25_metrics.format(dataset=dataset, fold=fold) for fold in folds]
+        return [PATHS.dense_bm25_metrics.format(dataset=searched(row), fold=fold) for fold in folds]
     if row.get("reference") == "untrained":
         return [PATHS.untrained_metrics.format(dataset=dataset, backbone=row["backbone"], fold=fold) for fold in folds]
-    return [PATHS.dense_metrics.format(dataset=dataset, backbone=row["backbone"], retriever=row["retriever"],
-                                       negatives=row["negatives"], fold=fold, seed=seed)
+    pattern = PATHS.dense_metrics if searched(row) == dataset else PATHS.dense_target_metrics
+    return [pattern.format(target=searched(row), dataset=dataset, backbone=row["backbone"],
+                           retriever=row["retriever"], negatives=row["negatives"], fold=fold, seed=seed)
             for fold in folds for seed in seeds]
+
+
+def dense_geometry_files(config: Config, cell: Mapping[str, Any]) -> list[str]:
+    """The alignment and uniformity a cell of those metrics reads (DPTDR Table 8): its untrained backbone's per fold,
+    or its retriever's per fold × seed."""
+    dense = config["dense_retrieval"]
+    if cell.get("reference") == "untrained":
+        return [PATHS.untrained_geometry.format(dataset=cell["dataset"], backbone=cell["backbone"], fold=fold)
+                for fold in dense["folds"]]
+    return [PATHS.dense_geometry.format(dataset=cell["dataset"], backbone=cell["backbone"], retriever=cell["retriever"],
+                                        negatives=cell["negatives"], fold=fold, seed=seed)
+            for fold in dense["folds"] for seed in dense["seeds"]]
 
 
 def dense_cells(config: Config, paper: str, name: str) -> list[dict]:
@@ -344,9 +396,43 @@ def dense_report_runs(config: Config, paper: str, name: str) -> dict[str, list[s
     retrievers' summaries (their trainable parameters)."""
     cells = dense_cells(config, paper, name)
     metrics = list(dict.fromkeys(path for cell in cells for path in dense_cell_runs(config, cell)))
-    summaries = [PATHS.retriever_summary.format(**wildcards) for kind, wildcards in map(artefact, metrics)
-                 if kind == "dense_metrics"]
+    summaries = list(dict.fromkeys(PATHS.retriever_summary.format(**wildcards)
+                                   for kind, wildcards in map(artefact, metrics)
+                                   if kind in ("dense_metrics", "dense_target_metrics", "dense_geometry")))
     return {"metrics": metrics, "summaries": summaries}
+
+
+def dense_figure_inputs(config: Config, paper: str, name: str) -> dict[str, list[str]]:
+    """The attention entropies a figure of [CLS] attention (Condenser Figure 2) reads, in panel order: each panel's
+    backbone as it comes, and the retriever fine-tuned from it (the figure's method and negatives)."""
+    return attention_files(dense_figure_layout(config, paper, name))
+
+
+def attention_files(figure: Mapping[str, Any]) -> dict[str, list[str]]:
+    """A figure's attention entropy files by its layout (``dense_figure_layout``), in panel order: what its job reads
+    and, from the layout its record keeps, the order the audit rebuilds it in (records sort their inputs)."""
+    paper, name = figure["name"].split("/")
+    named = {"paper": paper, "figure": name, "dataset": figure["dataset"]}
+    return {"pretrained": [PATHS.attention_pretrained.format(**named, backbone=panel["backbone"])
+                           for panel in figure["panels"]],
+            "fine_tuned": [PATHS.attention_finetuned.format(**named, **figure["fine_tuned"], backbone=panel["backbone"])
+                           for panel in figure["panels"]]}
+
+
+def dense_figure_files(config: Config) -> list[str]:
+    """Every dense figure's PDF (the targets ``all_tables`` and ``all_dense_tables`` build)."""
+    return [PATHS.dense_figure_pdf.format(paper=paper, figure=name)
+            for paper, name in (report.split("/") for report in dense_figure_names(config))]
+
+
+def attention_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """An attention entropy job reads the dataset's documents and its backbone (made by the workflow where it is
+    ``pretrained:<run>``), or, fine-tuned, the retriever's trained encoder (full fine-tuning saves it whole)."""
+    docs = {"docs": PATHS.docs.format(dataset=wildcards["dataset"])}
+    if "retriever" not in wildcards:
+        return {**docs, **retriever_backbone(config, wildcards)}
+    return {**docs, "model": PATHS.retriever_model.format(**{key: wildcards[key] for key in (
+        "dataset", "backbone", "retriever", "negatives", "fold", "seed")})}
 
 
 # --- SPLADE with adapters -------------------------------------------------------------------------------------
