@@ -232,9 +232,11 @@ def _dense_index(config: Config, wc: dict) -> Work:
 
 
 def _dense_search(config: Config, wc: dict) -> Work:
+    """Every query of the dataset searched (a ``target``'s, TREC DL 2019's, in the dataset's documents)."""
     spec, search = PARAMS["retriever"](config, wc), PARAMS["dense_search"](config, wc)
-    queries = collection_size(config["datasets"][wc["dataset"]]["irds"])[1] or sum(
-        _split(config, wc["dataset"], split) for split in ("train", "valid", "test"))
+    asked = wc.get("target", wc["dataset"])
+    queries = collection_size(config["datasets"][asked]["irds"])[1] or sum(
+        _split(config, asked, split) for split in ("train", "valid", "test"))
     size = architecture(_backbone(config, spec["backbone"]))
     return Work(_backbone(config, spec["backbone"]), encoded=queries * search["q_max_len"],
                 searched=queries * _documents(config, wc["dataset"]) * size.hidden * 2,
@@ -330,7 +332,7 @@ def _rerank_clir(config: Config, wc: dict) -> Work:
 RULES: dict[str, Callable[[Config, dict], Work]] = {
     "train": _train, "train_first_stage": _train, "rerank": _rerank, "train_retriever": _train_retriever,
     "dense_index": _dense_index, "dense_index_untrained": _dense_index, "dense_search": _dense_search,
-    "dense_search_untrained": _dense_search, "mine_negatives": _mine, "pretrain": _pretrain,
+    "dense_search_untrained": _dense_search, "dense_search_target": _dense_search, "mine_negatives": _mine, "pretrain": _pretrain,
     "train_splade": _train_splade, "splade_index": _splade_index, "splade_search": _splade_search,
     "train_splade_reranker": _train_splade_reranker, "splade_rerank": _splade_rerank,
     "mlm_language_adapter": _language_module, "ranking_adapter": _ranking_module, "rerank_clir": _rerank_clir}
