@@ -90,13 +90,13 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["vaswani"].update(training={"epochs": 0}),
      "config key datasets.vaswani.training.epochs = 0: 0 is less than the minimum of 1"),
     (lambda c: c["datasets"]["vaswani"].update(training={"batch_size": 4}),
-     "config key datasets.vaswani.training.micro_batch = 8: at most batch_size = 4"),
+     "config key training.micro_batch = 8: at most datasets.vaswani.training.batch_size = 4"),
     # keys that become paths, and keys that name things
     (lambda c: c["figures"].update({"a/b": c["figures"]["figure4"]}), "config key figures.a/b: names are letters"),
     (lambda c: c["labels"]["rankers"].update(splade="SPLADE"), "config key labels.rankers.splade: allowed: monobert"),
     (lambda c: c["tables"]["table6"]["labels"].update(adapter="x"), "config key tables.table6.labels.adapter: allowed: full"),
     # folds
-    (lambda c: c["datasets"]["vaswani"]["folds"].update(n=2), "config key datasets.vaswani.folds.n = 2: at least 3"),
+    (lambda c: c["datasets"]["vaswani"]["folds"].update(n=2), "config key datasets.vaswani.folds.n = 2: 3 to 20 folds"),
     (lambda c: c["datasets"]["vaswani"]["folds"].pop("n"), "config key datasets.vaswani.folds: missing key(s) n"),
     (lambda c: c["datasets"]["robust04"]["folds"].pop("irds"), "config key datasets.robust04.folds: missing key(s) irds"),
     (lambda c: c["datasets"]["vaswani"].update(folds={"scheme": "file"}),
@@ -135,12 +135,14 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["vaswani"].update(doc_fields=["text", "body"]),
      "config key datasets.vaswani.doc_fields[1] = 'body': allowed: text"),
     # lengths, depths and the backbone
-    (lambda c: c["ranker"].update(max_query_len=200), "config key ranker.max_query_len = 200: at most max_seq_len - 4"),
+    (lambda c: c["ranker"].update(max_query_len=200),
+     "config key ranker.max_query_len = 200: at most ranker.max_seq_len = 128 - 4"),
     (lambda c: c["bm25"].update(depth=10), "config key rerank.depth = 25: at most bm25.depth = 10"),
     (lambda c: c["training"].update(train_depth=1000), "config key training.train_depth = 1000: at most bm25.depth"),
-    (lambda c: c["training"].update(micro_batch=16), "config key training.micro_batch = 16: at most batch_size = 8"),
+    (lambda c: c["training"].update(micro_batch=16),
+     "config key training.micro_batch = 16: at most training.batch_size = 8"),
     (lambda c: c["backbone"].update(layers=50),
-     "config key backbone.layers = 50: at most 6, the pretrained layers of embedded:all-MiniLM-L6-v2"),
+     "config key backbone.layers = 50: at most 6, the layers of backbone.name = 'embedded:all-MiniLM-L6-v2'"),
     (lambda c: c["backbone"].update(name="./models/bert"), "config key backbone.name = './models/bert': no such directory"),
 ])
 def test_config_errors_name_the_key_and_allowed_values(change, message):

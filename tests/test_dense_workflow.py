@@ -25,12 +25,13 @@ dense_retrieval:
   train: {q_max_len: 16, p_max_len: 24, passages: 2, batch_size: 4, steps: 2}
   mining: {depth: 20, sample: 3}
   search: {depth: 100, batch_size: 256}
+  metrics: [RR@10, R@100, nDCG@10]         # cutoffs within the search depth
   tables:
     dptdr:
       tiny:
         caption: A tiny table.
         baseline: FT
-        columns: [{label: MRR@10, metric: RR@10}, {label: R@1000, metric: R@1000}]
+        columns: [{label: MRR@10, metric: RR@10}, {label: R@100, metric: R@100}]
         rows:
           - {label: BM25, reference: bm25}
           - {label: MiniLM untrained, reference: untrained, backbone: minilm}

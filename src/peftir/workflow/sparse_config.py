@@ -1,6 +1,7 @@
 """Checks of the ``sparse_retrieval`` section that the schema cannot express: what it names exists (datasets,
-folds, backbones, methods, table rows), adapter settings only on adapter methods, depths fit in the BM25 run they
-read, every table cell a metric the evaluation computes. Called by ``peftir.workflow.config.validate``."""
+folds, backbones, methods, table rows), adapter settings only on adapter methods, every table cell a metric the
+evaluation computes (depths and schedules that must fit: ``peftir.workflow.relations``). Called by
+``peftir.workflow.config.validate``."""
 from __future__ import annotations
 
 from ..layout import R_FLOPS, SPLADE_OVERRIDES
@@ -95,20 +96,10 @@ def check_sparse_retrieval(config: dict) -> None:
         _check_method(config, name, spec)
     _check_rounds(sparse["methods"])
     check_metrics(sparse["metrics"], "sparse_retrieval.metrics", f" ({R_FLOPS} is always added)")
-    _within_bm25(config, sparse["train"], "sparse_retrieval.train")
     if sparse["rerankers"]:
         _check_rerankers(config)
     for name, spec in (sparse["tables"] or {}).items():
         _check_table(config, name, spec)
-
-
-def _within_bm25(config: dict, train: dict, key: str) -> None:
-    """Negatives and validation candidates come from the BM25 run: no deeper than it goes."""
-    bm25 = config["bm25"]["depth"]
-    for setting in ("negative_depth", "validation_depth"):
-        if train[setting] > bm25:
-            raise DenseConfigError(f"config key {key}.{setting} = {train[setting]}: at most bm25.depth = {bm25} "
-                                   f"(the BM25 run it reads)")
 
 
 def _check_rerankers(config: dict) -> None:
@@ -124,7 +115,3 @@ def _check_rerankers(config: dict) -> None:
         check_backbone_name(config, spec["backbone"], f"{key}.backbone")
         if (spec["kind"] == "adapter") != ("reduction_factor" in spec):
             raise DenseConfigError(f"config key {key}: reduction_factor goes with kind adapter, and only with it")
-    _within_bm25(config, rerankers["train"], "sparse_retrieval.rerankers.train")
-    if rerankers["rerank"]["depth"] > sparse["index"]["depth"]:
-        raise DenseConfigError(f"config key sparse_retrieval.rerankers.rerank.depth = {rerankers['rerank']['depth']}: "
-                               f"at most index.depth = {sparse['index']['depth']} (the SPLADE run it reranks)")
