@@ -195,6 +195,10 @@ def test_more_folds_than_queries_stops_the_dry_run_before_planning(irds_home, tm
     ("sparse_retrieval: {backbones: {minilm: {name: ''}}}", "sparse_retrieval.backbones.minilm.name = ''"),
     ("sparse_retrieval: {rerankers: {models: {minilm_ft: {backbone: ' '}}}}",
      "sparse_retrieval.rerankers.models.minilm_ft.backbone = ' '"),
+    ("modular_clir: {languages: {en: {corpus: [{package: sword-text-web, kind: sword, module: ''}]}}}",
+     "modular_clir.languages.en.corpus[0].module = ''"),
+    ("dense_retrieval: {tables: {dptdr: {table3: {rows: [{label: '', reference: bm25}]}}}}",
+     "dense_retrieval.tables.dptdr.table3.rows[0].label = ''"),
 ])
 def test_an_empty_name_is_refused(overlay, key):
     assert f"config key {key}: not empty" in refusal(overlay)
