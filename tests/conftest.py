@@ -33,6 +33,16 @@ def irds_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ["IR_DATASETS_HOME"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _irds_home_before_any_test(request: pytest.FixtureRequest) -> None:
+    """ir_datasets binds each dataset's download paths to IR_DATASETS_HOME when it is first imported, in whichever
+    test first imports it: a test without ``irds_home`` (a config check) run before one with it left vaswani bound to
+    the default home, and the later export tried to download. The home is set before the first test instead, where
+    the cached files are there (without them, only the tests that ask for ``irds_home`` fail)."""
+    if (SHARED_IRDS / "vaswani" / "docs.txt").exists():
+        request.getfixturevalue("irds_home")
+
+
 @pytest.fixture(scope="session")
 def english_relevance(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection, Path]:
     """Four English queries, eight documents, qrels and a candidate run, in the exported format."""
