@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..data.sizes import collection_size
 from ..layout import PARAMS, pretrained_run
 from .config import load_config
 
@@ -151,18 +152,6 @@ class Calibration:
 
 
 # --- the work of each rule's job ------------------------------------------------------------------------------
-
-@cache
-def collection_size(irds: str) -> tuple[int, int]:
-    """Documents and queries of an ir_datasets id, from its metadata (no download); (0, 0) when unknown."""
-    import ir_datasets
-
-    dataset = ir_datasets.load(irds)
-    try:
-        return dataset.docs_count() or 0, (dataset.queries_count() or 0) if dataset.has_queries() else 0
-    except Exception:          # a dataset without metadata: its size is known once it is downloaded
-        return 0, 0
-
 
 def _split(config: Config, dataset: str, split: str) -> int:
     spec = config["datasets"][dataset]

@@ -18,8 +18,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..data.sizes import collection_size
 from ..layout import DENSE_OVERRIDES, MLM_HEAD_RUN, SPLADE_OVERRIDES, measure, pretrained_run
 from ..rankers import pretrained
 
@@ -144,7 +147,13 @@ def _model_config(config: dict, name: str) -> dict | None:
         if not name or pretrained_run(name):
             return None
     found = pretrained.config_file(name)
-    return json.loads(found.read_text()) if found else None
+    return _read_json(found) if found else None
+
+
+@cache
+def _read_json(path: Path) -> dict:
+    """A config.json, read once per check (every scope asks for the same backbones)."""
+    return json.loads(path.read_text())
 
 
 def _positions(model: dict) -> int | None:
@@ -185,35 +194,23 @@ def _one(key: str) -> Callable[[Scope], list[str]]:
 
 
 def _queries(key: str) -> Callable[[Scope], Found]:
-    """The queries of the ir_datasets ids at ``key`` (a dataset's own, its topics, a split), from ir_datasets'
-    metadata alone (its ``queries_count`` would open the dataset's files first: none is opened before a job)."""
+    """The queries of the ir_datasets ids at ``key`` (a dataset's own, its topics, a split), from their metadata."""
     def of(scope: Scope) -> Found:
-        import ir_datasets
-
         written = scope.get(key)
         ids = written[1] if written else None
-        if not ids:
+        counts = [collection_size(irds)[1] for irds in ([ids] if isinstance(ids, str) else ids or [])]
+        if not counts or 0 in counts:
             return []
-        total = 0
-        for irds_id in [ids] if isinstance(ids, str) else ids:
-            dataset = ir_datasets.load(irds_id)
-            count = dataset.queries_metadata().get("count") if dataset.has_queries() else None
-            if count is None:
-                return []
-            total += count
-        return [(f"{total}, the queries of {written[0]} = {ids!r}", total)]
+        return [(f"{sum(counts)}, the queries of {written[0]} = {ids!r}", sum(counts))]
     return of
 
 
 def _documents(key: str) -> Callable[[Scope], Found]:
-    """The documents of the dataset named at ``key``, from ir_datasets' metadata."""
+    """The documents of the dataset named at ``key``, from its metadata."""
     def of(scope: Scope) -> Found:
-        import ir_datasets
-
         written = scope.get(key)
         spec = scope.config["datasets"].get(written[1]) if written else None
-        dataset = ir_datasets.load(spec["irds"]) if spec else None
-        count = dataset.docs_metadata().get("count") if dataset and dataset.has_docs() else None
+        count = collection_size(spec["irds"])[0] if spec else 0
         return [(f"{count}, the documents of {written[0]} = {written[1]!r}", count)] if count else []
     return of
 
@@ -254,14 +251,14 @@ def _longest(*keys: str) -> Callable[[Scope], Found]:
     return of
 
 
-def _depth(where: str, keys: Callable[[Scope], list[str]]) -> Derived:
-    """The layers of the backbone(s) at ``where`` (the shallowest counts)."""
-    return Derived(f"layers({where})", _models(keys, _layers, "layers"))
+def _depth(where: str, keys: Callable[[Scope], list[str]] | None = None) -> Derived:
+    """The layers of the backbone at ``where``, or of each at ``keys`` (the shallowest counts)."""
+    return Derived(f"layers({where})", _models(keys or _one(where), _layers, "layers"))
 
 
-def _room(where: str, keys: Callable[[Scope], list[str]]) -> Derived:
-    """The positions of the backbone(s) at ``where`` (the fewest count)."""
-    return Derived(f"positions({where})", _models(keys, _positions, "positions"))
+def _room(where: str, keys: Callable[[Scope], list[str]] | None = None) -> Derived:
+    """The positions of the backbone at ``where``, or of each at ``keys`` (the fewest count)."""
+    return Derived(f"positions({where})", _models(keys or _one(where), _positions, "positions"))
 
 
 def _prompted(length: str, *text: str) -> Derived:
@@ -282,11 +279,9 @@ SECTIONS = {SS: "experiment, datasets, ranker, methods, training, rerank (Semi-S
                 "overrides)", MC: MC, PRE: "pretraining (a run's `settings` override the section's)",
             DR: f"{DR} (a method's own {', '.join(DENSE_OVERRIDES)} override the section's)",
             SR: f"{SR} (a method's own {', '.join(SPLADE_OVERRIDES)} override the section's)"}
-ROOM, DEPTH = _room("backbone.name", _one("backbone.name")), _depth("backbone.name", _one("backbone.name"))
-CLIR_ROOM = _room(f"{MC}.backbone.name", _one(f"{MC}.backbone.name"))
-CLIR_DEPTH = _depth(f"{MC}.backbone.name", _one(f"{MC}.backbone.name"))
-PRE_ROOM = _room("pretraining.backbone.name", _one("pretraining.backbone.name"))
-PRE_DEPTH = _depth("pretraining.backbone.name", _one("pretraining.backbone.name"))
+ROOM, DEPTH = _room("backbone.name"), _depth("backbone.name")
+CLIR_ROOM, CLIR_DEPTH = _room(f"{MC}.backbone.name"), _depth(f"{MC}.backbone.name")
+PRE_ROOM, PRE_DEPTH = _room("pretraining.backbone.name"), _depth("pretraining.backbone.name")
 DENSE_ROOM = _room(f"{DR}.backbones", _each(f"{DR}.backbones"))
 DENSE_DEPTH = _depth(f"{DR}.backbones", _each(f"{DR}.backbones"))
 SPARSE_ROOM = _room(f"{SR}.backbones", _each(f"{SR}.backbones", "name"))
