@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: install demo all-tables test scale-test lint clean
+.PHONY: install demo all-tables test scale-test lint docs clean
 
 install: $(VENV)/.installed
 
@@ -38,6 +38,11 @@ scale-test: install
 
 lint: install
 	$(BIN)/snakemake --lint --cores 1
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+
+# The manual (mkdocs.yml, docs/) into results/site; `make test` builds it too (tests/test_docs.py).
+docs: install
+	$(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf results .snakemake

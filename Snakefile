@@ -21,8 +21,12 @@
 #      (Anserini impact) → splade_search → evaluate_splade (R-FLOPS among the metrics) → splade_table;
 #      train_splade_reranker → splade_rerank (a SPLADE run's top documents) → evaluate_splade_reranked
 #
-# Each rule runs workflow/scripts/<rule>.py, which calls one function of the peftir package;
-# paths, names and params come from peftir.layout, planning from peftir.workflow.plan.
+# Each rule runs workflow/scripts/<rule>.py (a `use rule` variant its base rule's: evaluate_dense runs evaluate.py),
+# which calls one function of the peftir package; paths, names and params come from peftir.pipeline.contract (the
+# core's and each system's contract joined), planning from each system's plan (peftir.<system>.plan). The rules
+# shared by the systems are in workflow/rules/{data,bm25,evaluate,retrieval_tables,crates}.smk, each system's in
+# workflow/rules/<system>.smk (semi_siamese, clir, dense, splade); the manual lists every rule with its script and
+# package function (docs/development/rules.md).
 
 from snakemake.utils import min_version
 
@@ -71,37 +75,27 @@ localrules:
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/bm25.smk"
-include: "workflow/rules/rerankers.smk"
 include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/tables.smk"
+include: "workflow/rules/retrieval_tables.smk"
 include: "workflow/rules/crates.smk"
+# One rules file per system: the Semi-Siamese rerankers always, the others when the config has their section.
+include: "workflow/rules/semi_siamese.smk"
 
 
-# The modular cross-lingual rerankers (Litschko et al.), when the config has their section.
 if config.get("modular_clir"):
 
-    include: "workflow/rules/clir_data.smk"
-    include: "workflow/rules/clir_modules.smk"
-    include: "workflow/rules/clir_rerank.smk"
+    include: "workflow/rules/clir.smk"
 
 
-# Pretraining runs (Condenser, coCondenser, RIP) and dense retrievers, when the config has their sections.
-if config.get("pretraining"):
-
-    include: "workflow/rules/pretraining.smk"
-
-
-if config.get("dense_retrieval"):
+# Pretraining (Condenser, coCondenser, RIP) and dense retrievers (DPTDR, Condenser), when either section is there.
+if config.get("pretraining") or config.get("dense_retrieval"):
 
     include: "workflow/rules/dense.smk"
-    include: "workflow/rules/dense_tables.smk"
-    include: "workflow/rules/dense_figures.smk"
 
 
-# SPLADE retrievers with adapters (Pal et al.), when the config has their section.
 if config.get("sparse_retrieval"):
 
-    include: "workflow/rules/sparse.smk"
+    include: "workflow/rules/splade.smk"
 
 
 rule all:
@@ -117,14 +111,14 @@ rule all_tables:
         expand(PATHS.clir_table_tex, table=CLIR_TABLES),
         expand(PATHS.clir_figure_pdf, figure=CLIR_FIGURES),
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
-        plan.dense_figure_files(config),
+        dense_plan.dense_figure_files(config),
         expand(PATHS.splade_table_tex, table=SPLADE_TABLES),
 
 
 rule all_dense_tables:
     input:
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
-        plan.dense_figure_files(config),
+        dense_plan.dense_figure_files(config),
 
 
 rule all_splade_tables:

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from peftir.data import trec
+from peftir.dense.train import build_retriever
 from peftir.execution.seam import Execution
-from peftir.rankers.inputs import Collection
+from peftir.models.inputs import Collection
 from peftir.retrieval import faiss_index
 from peftir.retrieval.dense_retriever import PASSAGE, QUERY, encode_all
-from peftir.training.train_retriever import build_retriever
 
 DATA = Path("results/data/vaswani")
 OUT = Path("results/benchmarks/faiss-search.json")

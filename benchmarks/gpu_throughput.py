@@ -73,10 +73,11 @@ def rankers(execution: Execution, layers: int, workload: str) -> tuple[torch.nn.
     step and an encoding pass."""
     from transformers import BertConfig
 
-    from peftir.layout import resolve_method
-    from peftir.methods.attach import apply
-    from peftir.rankers import backbone, models
-    from peftir.training.loop import pairwise_loss
+    from peftir.models import backbone
+    from peftir.semi_siamese import rankers as models
+    from peftir.semi_siamese.contract import resolve_method
+    from peftir.semi_siamese.loop import pairwise_loss
+    from peftir.semi_siamese.configured import apply
 
     settings = {"max_query_len": 20, "max_doc_len": 800, "max_seq_len": 512, "monobert": {"dropout": 0.1},
                 "twinbert": {"pooling": "mean"}, "colbert": {"dim": 128}}
@@ -111,10 +112,10 @@ def rankers(execution: Execution, layers: int, workload: str) -> tuple[torch.nn.
 def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
 
+    from peftir.contract.backbones import EMBEDDED, resolve
     from peftir.execution.gradients import cached_gradient
-    from peftir.rankers.pretrained import EMBEDDED, resolve
-    from peftir.sparse.encoder import DOCUMENT, QUERY, with_method
-    from peftir.sparse.losses import splade_loss
+    from peftir.splade.encoder import DOCUMENT, QUERY, with_method
+    from peftir.splade.losses import splade_loss
 
     lm = DistilBertForMaskedLM(DistilBertConfig(n_layers=layers))
     tokenizer = AutoTokenizer.from_pretrained(resolve(EMBEDDED))
@@ -143,10 +144,10 @@ def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, St
 def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import AutoTokenizer, RobertaConfig, RobertaModel
 
-    from peftir.methods.deep_prompt import deep_prompts
-    from peftir.rankers.pretrained import EMBEDDED, resolve
+    from peftir.contract.backbones import EMBEDDED, resolve
+    from peftir.dense.deep_prompt import deep_prompts
+    from peftir.dense.train import retriever_update
     from peftir.retrieval.dense_retriever import PASSAGE, DenseRetriever
-    from peftir.training.train_retriever import retriever_update
 
     config = RobertaConfig(hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16, intermediate_size=4096,
                            max_position_embeddings=514, vocab_size=30522)
@@ -177,8 +178,8 @@ def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]
 def condenser(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import BertConfig, BertForMaskedLM
 
-    from peftir.pretraining.condenser import Condenser
-    from peftir.pretraining.retrieval_pretraining import pretraining_update
+    from peftir.dense.pretraining.condenser import Condenser
+    from peftir.dense.pretraining.retrieval_pretraining import pretraining_update
 
     model = execution.place(Condenser(BertForMaskedLM(BertConfig(num_hidden_layers=layers)), max(1, layers // 2), 2))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)

@@ -9,7 +9,7 @@ training pairs) decides whether its tables mean anything. For TwinBERT and ColBE
 fine-tuning and LoRA, this trains on vaswani's folds (the embedded default's seeded 5 folds, BM25
 candidates, the training loop and rankers of the pipeline, one seed) and scores the test fold's
 BM25 top ``--depth`` after 0, 16, 32, … pairs, for each number of layers and document length asked
-for; the untrained backbone's zero-shot reranking (``peftir.rankers.zero_shot``) and BM25 are the
+for; the untrained backbone's zero-shot reranking (``peftir.semi_siamese.zero_shot``) and BM25 are the
 reference lines. Each trained point also records its seconds. Results accumulate in
 ``results/benchmarks/learning-curve/results.jsonl`` (a rerun skips what is there); ``--plot`` draws
 ``learning_curve.png``. It needs vaswani where ir_datasets finds it (it downloads it on a machine with
@@ -33,7 +33,7 @@ def prepare(root: Path):
     """vaswani exported, folded and ranked by BM25 with the pipeline's own functions (once)."""
     from peftir.data.export import export_dataset
     from peftir.data.folds import assign_folds
-    from peftir.rankers.inputs import Collection
+    from peftir.models.inputs import Collection
     from peftir.retrieval.anserini import bm25_search, index_collection
 
     data = root / "data"
@@ -66,7 +66,7 @@ def references(collection, candidates: str, layers: int, doc_len: int, depth: in
     """BM25 and the untrained backbone on the fold's test queries."""
     from peftir.data import folds
     from peftir.data.trec import read_qrels, read_run
-    from peftir.rankers.zero_shot import encoder, zero_shot_scores
+    from peftir.semi_siamese.zero_shot import encoder, zero_shot_scores
 
     test = folds.rotation(folds.read_folds(collection.folds), fold)["test"]
     qrels = read_qrels(collection.qrels)
@@ -79,11 +79,11 @@ def curve(collection, candidates: str, ranker: str, method: str, layers: int, do
           fold: str, seed: int, checkpoints: list[int], lr_scale: float = 1.0, batch: int = 8) -> list[dict]:
     """Test effectiveness of one ranker × method after each checkpoint's number of training pairs."""
     from peftir.data import folds
-    from peftir.layout import resolve_method
     from peftir.execution.seam import Execution
-    from peftir.rankers.configured import configured_ranker, ranking_data, seed_everything
-    from peftir.rankers.rerank import rerank
-    from peftir.training.loop import CandidateTriples, train
+    from peftir.semi_siamese.configured import configured_ranker, ranking_data, seed_everything
+    from peftir.semi_siamese.contract import resolve_method
+    from peftir.semi_siamese.loop import CandidateTriples, train
+    from peftir.semi_siamese.rerank import rerank
 
     seed_everything(seed)
     settings = _settings(doc_len)

@@ -13,7 +13,7 @@ measures, each phase in its own process (peak RSS from ``wait4``):
   file, one epoch of 16,384 triples fetched from the store and tokenised as the training loop does,
   and the 500-query validation sample's 50,000 candidates fetched, tokenised and kept;
 - ``rerank-dev``: the whole dev set's 698,000 candidates, a group of queries at a time, fetched and
-  tokenised as ``peftir.rankers.rerank`` does before scoring (the final validation pass);
+  tokenised as ``peftir.semi_siamese.rerank`` does before scoring (the final validation pass);
 - ``stream-run``: the dev queries' candidates streamed out of the 50 M-line run;
 - ``rerank-dev-scored``: 300 dev queries really reranked by a 1-layer MiniLM TwinBERT (memory of a
   scoring job: model, encodings, groups);
@@ -60,9 +60,9 @@ class Synthetic:
 
 def build(root: Path, scale: float) -> dict:
     """The synthetic collection, its queries, splits, qrels, triples and runs (skipped when already built)."""
+    from peftir.contract.backbones import EMBEDDED
     from peftir.data.export import _write_docs
-    from peftir.rankers.backbone import load
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.models.backbone import load
 
     counts = {key: max(1, round(value * scale)) if key in ("docs", "train", "dev") else value
               for key, value in SHAPE.items()}
@@ -107,7 +107,7 @@ def build(root: Path, scale: float) -> dict:
 
 
 def _collection(root: Path):
-    from peftir.rankers.inputs import Collection
+    from peftir.models.inputs import Collection
 
     return Collection(queries=str(root / "queries.tsv"), qrels=str(root / "qrels.txt"),
                       docs=str(root / "corpus" / "docs.jsonl"), docs_lookup=str(root / "docs.lookup.sqlite"),
@@ -119,14 +119,14 @@ SETTINGS = {"max_query_len": 20, "max_doc_len": 800, "max_seq_len": 512, "twinbe
 
 
 def phase_train_data(root: Path) -> dict:
+    from peftir.contract.backbones import EMBEDDED
     from peftir.data import folds
-    from peftir.rankers import inputs
-    from peftir.rankers.backbone import load
-    from peftir.rankers.configured import ranking_data
-    from peftir.rankers.pretrained import EMBEDDED
-    from peftir.rankers.rerank import batches
-    from peftir.training.loop import TriplesFile
-    from peftir.training.train_ranker import validation_queries
+    from peftir.models import inputs
+    from peftir.models.backbone import load
+    from peftir.semi_siamese.configured import ranking_data
+    from peftir.semi_siamese.loop import TriplesFile
+    from peftir.semi_siamese.rerank import batches
+    from peftir.semi_siamese.train_ranker import validation_queries
 
     tokenizer = load(EMBEDDED, 1).tokenizer
     collection = _collection(root)
@@ -143,11 +143,11 @@ def phase_train_data(root: Path) -> dict:
 
 
 def phase_rerank_dev(root: Path) -> dict:
+    from peftir.contract.backbones import EMBEDDED
     from peftir.data import folds
-    from peftir.rankers.backbone import load
-    from peftir.rankers.configured import ranking_data
-    from peftir.rankers.pretrained import EMBEDDED
-    from peftir.rankers.rerank import GROUP_PAIRS, query_groups
+    from peftir.models.backbone import load
+    from peftir.semi_siamese.configured import ranking_data
+    from peftir.semi_siamese.rerank import GROUP_PAIRS, query_groups
 
     tokenizer = load(EMBEDDED, 1).tokenizer
     collection = _collection(root)
@@ -172,12 +172,12 @@ def phase_stream_run(root: Path) -> dict:
 
 
 def phase_rerank_dev_scored(root: Path) -> dict:
+    from peftir.contract.backbones import EMBEDDED
     from peftir.data import folds
     from peftir.execution.seam import Execution
-    from peftir.layout import resolve_method
-    from peftir.rankers.configured import configured_ranker, ranking_data
-    from peftir.rankers.pretrained import EMBEDDED
-    from peftir.rankers.rerank import rerank
+    from peftir.semi_siamese.configured import configured_ranker, ranking_data
+    from peftir.semi_siamese.contract import resolve_method
+    from peftir.semi_siamese.rerank import rerank
 
     settings = {**SETTINGS, "max_doc_len": 128, "max_seq_len": 128}
     model, _, tokenizer = configured_ranker(

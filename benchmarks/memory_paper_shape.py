@@ -24,9 +24,9 @@ apart), the peak RSS and wall time of:
 - ``mine-negatives``: ``mine_negatives`` (``mined``: depth 200, 30 sampled) over every training query of
   ``train-1000.run`` (BM25) and ``first-round-200.run``;
 - ``clir-ranking-loop``: ``relevance_instances`` over the depth-100 all-queries run, 50 batches of 32;
-- ``dense-encode`` / ``dense-search``: ``peftir.retrieval.dense_search.index_corpus`` of the whole corpus (flat
+- ``dense-encode`` / ``dense-search``: ``peftir.dense.search.index_corpus`` of the whole corpus (flat
   index, shards of 100,000) and ``search_queries`` of every query to depth 1,000;
-- ``splade-encode`` / ``splade-search``: ``peftir.sparse.splade_search.index_corpus`` of the first
+- ``splade-encode`` / ``splade-search``: ``peftir.splade.search.index_corpus`` of the first
   ``--splade-docs`` documents (|V|-wide SPLADE vectors are slow on a CPU) and ``search_queries`` of every query
   to depth 1,000 (Anserini: a Java child per block of queries, with the JVM's default heap);
 - ``mlm-blocks``: ``write_blocks`` of the Wikipedia text (``unit_chunks``), block 256, 2,000 held-out blocks
@@ -86,8 +86,8 @@ NOTE = ("Models are tiny and randomly initialised (BERT masked LM: hidden 32, 2 
 
 
 def _words() -> list[str]:
-    from peftir.rankers.backbone import load
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.contract.backbones import EMBEDDED
+    from peftir.models.backbone import load
 
     vocab = load(EMBEDDED, 1).tokenizer.get_vocab()
     return sorted(word for word in vocab if word.isalpha() and len(word) > 2)      # as build() draws them
@@ -143,7 +143,7 @@ def _tiny_model(path: Path) -> None:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    from peftir.rankers.pretrained import EMBEDDED, resolve
+    from peftir.contract.backbones import EMBEDDED, resolve
 
     tokenizer = AutoTokenizer.from_pretrained(resolve(EMBEDDED))
     torch.manual_seed(0)
@@ -265,7 +265,7 @@ def _collection(root: Path):
 
 
 def _training_queries(root: Path) -> list[str]:
-    from peftir.training.train_retriever import training_queries
+    from peftir.dense.train import training_queries
 
     return training_queries(str(root / "folds.json"), "1")
 
@@ -280,7 +280,7 @@ def _dense_spec(ctx: dict) -> dict:
 
 def _splade(ctx: dict):
     from peftir.execution.seam import Execution
-    from peftir.training.train_splade import build_splade
+    from peftir.splade.train import build_splade
 
     return build_splade(_tiny(ctx), None, {"name": "ft"}, {**SPLADE_SETTINGS, "logit_offset": ctx["logit_offset"]},
                         Execution.of(None, 2)).eval()
@@ -291,9 +291,11 @@ def phase_baseline_imports(ctx: dict, marks: Marks) -> dict:
     import torch  # noqa: F401
     import transformers  # noqa: F401
 
-    from peftir.retrieval import dense_search  # noqa: F401
-    from peftir.sparse import splade_search  # noqa: F401
-    from peftir.training import negative_mining, ranking_module, train_splade  # noqa: F401
+    from peftir.clir import ranking_module  # noqa: F401
+    from peftir.dense import negative_mining  # noqa: F401
+    from peftir.dense import search as dense_search  # noqa: F401
+    from peftir.splade import search as splade_search  # noqa: F401
+    from peftir.splade import train as train_splade  # noqa: F401
 
     return {"what": "torch, transformers, faiss and the package's retrieval and training modules imported"}
 
@@ -335,11 +337,11 @@ def phase_dense_train_loop(ctx: dict, marks: Marks) -> dict:
 
 def phase_splade_train_loop(ctx: dict, marks: Marks) -> dict:
     from peftir.data import trec
-    from peftir.training.train_splade import validation_queries
+    from peftir.splade.train import validation_queries
 
     root = Path(ctx["root"])
     facts, collection, _ = _group_loop(ctx, marks, 1000, 2, 128)
-    topics = trec.read_topics(collection.queries)                  # as train_splade's _train: every query
+    topics = trec.read_topics(collection.queries)                  # as peftir.splade.train._train: every query
     valid = validation_queries(collection.folds, "1", 500, 1)
     validation = {qid: list(docs) for qid, docs in
                   trec.read_run(root / "bm25-all-queries.run", set(valid), 100).items()}
@@ -351,7 +353,7 @@ def phase_splade_train_loop(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_mine_negatives(ctx: dict, marks: Marks) -> dict:
-    from peftir.training.negative_mining import mine_negatives
+    from peftir.dense.negative_mining import mine_negatives
 
     root = Path(ctx["root"])
     facts = mine_negatives(_collection(root), str(root / TRAIN_RUN), str(root / FIRST_ROUND), "1",
@@ -361,7 +363,7 @@ def phase_mine_negatives(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_clir_ranking_loop(ctx: dict, marks: Marks) -> dict:
-    from peftir.training.ranking_module import relevance_instances
+    from peftir.clir.ranking_module import relevance_instances
 
     root = Path(ctx["root"])
     instances = relevance_instances(_collection(root), str(root / "bm25-all-queries.run"), 100, 4, 1)
@@ -376,7 +378,7 @@ def phase_clir_ranking_loop(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_dense_encode(ctx: dict, marks: Marks) -> dict:
-    from peftir.retrieval.dense_search import index_corpus
+    from peftir.dense.search import index_corpus
 
     root = Path(ctx["root"])
     facts = index_corpus(_dense_spec(ctx), SEARCH, str(root / "corpus" / "docs.jsonl"), 2, str(root / "dense-index"))
@@ -384,7 +386,7 @@ def phase_dense_encode(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_dense_search(ctx: dict, marks: Marks) -> dict:
-    from peftir.retrieval.dense_search import search_queries
+    from peftir.dense.search import search_queries
 
     root = Path(ctx["root"])
     facts = search_queries(_dense_spec(ctx), SEARCH, str(root / "dense-index"), str(root / "queries.tsv"), 2,
@@ -394,7 +396,7 @@ def phase_dense_search(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_splade_encode(ctx: dict, marks: Marks) -> dict:
-    from peftir.sparse.splade_search import index_corpus
+    from peftir.splade.search import index_corpus
 
     root = Path(ctx["root"])
     output = root / "splade-index"
@@ -408,7 +410,7 @@ def phase_splade_encode(ctx: dict, marks: Marks) -> dict:
 
 
 def phase_splade_search(ctx: dict, marks: Marks) -> dict:
-    from peftir.sparse.splade_search import search_queries
+    from peftir.splade.search import search_queries
 
     root = Path(ctx["root"])
     encoder = _splade(ctx)
@@ -452,7 +454,7 @@ def phase_pretraining_pieces(ctx: dict, marks: Marks) -> dict:
     from transformers import AutoTokenizer
 
     from peftir.data.pretraining_text import Pieces
-    from peftir.pretraining.retrieval_pretraining import Masking, _batches, _documents
+    from peftir.dense.pretraining.retrieval_pretraining import Masking, _batches, _documents
 
     tokenizer = AutoTokenizer.from_pretrained(_tiny(ctx))
     work = Path(ctx["root"]) / "pieces"
@@ -499,8 +501,8 @@ def phase_before_negative_pools(ctx: dict, marks: Marks) -> dict:
 def phase_before_dense_encode(ctx: dict, marks: Marks) -> dict:
     import faiss
 
+    from peftir.dense.search import retriever
     from peftir.retrieval.dense_retriever import PASSAGE, encode_all
-    from peftir.retrieval.dense_search import retriever
 
     root = Path(ctx["root"])
     model = retriever(_dense_spec(ctx), SEARCH, 2)
@@ -529,8 +531,8 @@ def phase_before_dense_search(ctx: dict, marks: Marks) -> dict:
     import torch
 
     from peftir.data import trec
+    from peftir.dense.search import retriever
     from peftir.retrieval.dense_retriever import QUERY
-    from peftir.retrieval.dense_search import retriever
 
     root = Path(ctx["root"])
     model = retriever(_dense_spec(ctx), SEARCH, 2)
@@ -582,7 +584,7 @@ def phase_before_pretraining_pieces(ctx: dict, marks: Marks) -> dict:
 
     from peftir.data import pretraining_text
     from peftir.data.text_units import text_units
-    from peftir.pretraining.retrieval_pretraining import Masking
+    from peftir.dense.pretraining.retrieval_pretraining import Masking
     from peftir.training.mlm import shuffled_batches
 
     tokenizer = AutoTokenizer.from_pretrained(_tiny(ctx))

@@ -4,8 +4,8 @@
     .venv/bin/python benchmarks/splade_impact.py [--threads 2] [--logit-offset -6]
 
 Encodes the 11,429 documents with the embedded MiniLM (its MLM head fitted by the ``pretraining_mlm_head`` rule)
-as an untrained mono-adapter SPLADE encoder (``peftir.sparse``), its logits offset by ``--logit-offset``
-(``peftir.sparse.encoder.offset_logits``): that head's logits are centred on 0 and would make every vector nearly
+as an untrained mono-adapter SPLADE encoder (``peftir.splade``), its logits offset by ``--logit-offset``
+(``peftir.splade.encoder.offset_logits``): that head's logits are centred on 0 and would make every vector nearly
 the whole vocabulary, while a trained SPLADE's documents have tens to hundreds of pieces; the offset puts the
 vectors in that range. This measures the engine, not retrieval quality (MRR@10 is printed only to show what was
 searched). Builds the Anserini impact index (``-impact -pretokenized``), searches the 93 queries to depth 1,000,
@@ -26,12 +26,12 @@ import torch
 
 from peftir.data import trec
 from peftir.evaluation.metrics import evaluate_run
-from peftir.retrieval import anserini
-from peftir.sparse import impact
-from peftir.sparse.encoder import QUERY
-from peftir.sparse.splade_search import VECTORS, index_corpus, quantised_vectors, search_queries
 from peftir.execution.seam import Execution
-from peftir.training.train_splade import build_splade
+from peftir.retrieval import anserini
+from peftir.splade import impact
+from peftir.splade.encoder import QUERY
+from peftir.splade.search import VECTORS, index_corpus, quantised_vectors, search_queries
+from peftir.splade.train import build_splade
 
 DATA = Path("results/data/vaswani")
 BM25_INDEX = Path("results/index/vaswani")

@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def clone(target: Path) -> Path:
     """A clone of the repository's commit at ``target`` holding the working tree's files (tracked and new, not
-    ignored): what a user's clone holds, uncommitted changes included when there are some."""
+    ignored; the deleted ones gone): what a user's clone holds, uncommitted changes included when there are some."""
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             capture_output=True, check=True).stdout.decode().split("\0")
@@ -18,4 +18,8 @@ def clone(target: Path) -> Path:
         if (REPO / path).is_file():
             (target / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / path, target / path)
+    deleted = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--deleted"], capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for path in filter(None, deleted):          # a file the working tree removed is not in a user's clone either
+        (target / path).unlink(missing_ok=True)
     return target

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from peftir.data.docstore import lookup_writer
-from peftir.rankers.inputs import Collection
+from peftir.models.inputs import Collection
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))

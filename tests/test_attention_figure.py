@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from peftir.evaluation.attention_entropy import (attention_entropy, load_encoder, passage_entropies, sample_digest,
+from peftir.dense.attention_entropy import (attention_entropy, load_encoder, passage_entropies, sample_digest,
                                                  sample_passages)
 from peftir.execution.seam import CPU
-from peftir.layout import PATHS
-from peftir.reports import attention
-from peftir.workflow import plan
-from peftir.workflow.config import load_config
+from peftir.pipeline.contract import PATHS
+from peftir.dense import attention_figure as attention
+from peftir.pipeline import plan
+from peftir.pipeline.config import load_config
 
 from test_clir_config import one_line_error
 from test_dense_config import CONDENSER, REPO, _planned
 from tiny import tiny_backbone
+from peftir.dense import plan as dense_plan
 
 MAX_LEN = 24
 LAYOUT = {"name": "condenser/figure2", "caption": "A tiny figure.", "dataset": "tiny", "passages": 6, "seed": 1,
@@ -145,12 +146,12 @@ def test_a_bad_figure_config_is_one_line_naming_the_key(irds_home, tmp_path, tex
 
 def test_the_figure_reads_each_backbone_as_it_comes_and_its_fine_tuned_retriever(irds_home):
     config = load_config(REPO, [CONDENSER])
-    inputs = plan.dense_figure_inputs(config, "condenser", "figure2")
+    inputs = dense_plan.dense_figure_inputs(config, "condenser", "figure2")
     backbones = [panel["backbone"] for panel in config["dense_retrieval"]["figures"]["condenser"]["figure2"]["panels"]]
     assert inputs["pretrained"] == [PATHS.attention_pretrained.format(paper="condenser", figure="figure2",
                                                                       dataset="msmarco-passage", backbone=b)
                                     for b in backbones]
-    tuned = plan.attention_input(config, {"dataset": "msmarco-passage", "backbone": "bert", "retriever": "ft",
+    tuned = dense_plan.attention_input(config, {"dataset": "msmarco-passage", "backbone": "bert", "retriever": "ft",
                                           "negatives": "bm25", "fold": "1", "seed": "1"})
     assert tuned == {"docs": PATHS.docs.format(dataset="msmarco-passage"),
                      "model": "results/dense/models/msmarco-passage/bert/ft/bm25/fold1-seed1"}   # Table 5's BERT

@@ -133,7 +133,7 @@ def test_a_jobs_memory_budget_caps_the_jvm_heap_and_the_indexing_buffer(tmp_path
     fake.chmod(0o755)
     monkeypatch.setattr(bm25, "java", lambda: str(fake))
     assert "-Xmx" not in bm25._run_java("Main", [], io.StringIO())[0]          # outside a job: the JVM's default
-    monkeypatch.setenv(memory.MEMORY_ENV, "6000")                              # what peftir.workflow.job sets
+    monkeypatch.setenv(memory.MEMORY_ENV, "6000")                              # what peftir.pipeline.job sets
     assert bm25._run_java("Main", ["-x"], io.StringIO())[0].split()[:1] == ["-Xmx3000m"]
     log = io.StringIO()
     with pytest.raises(RuntimeError, match="unknown number of documents"):    # the echo reports no count

@@ -8,18 +8,19 @@ import torch
 import yaml
 from transformers.models.bert.modeling_bert import BertConfig
 
-from peftir import layout
-from peftir.methods.learned import count_trainable, learned_parameters, learned_state, load_first_stage, \
+from peftir.semi_siamese.contract import BEST_OF, METHODS, RANKERS, first_stage, resolve_method
+from peftir.models.learned import count_trainable, learned_parameters, learned_state, load_first_stage, \
     load_learned_state
-from peftir.rankers import backbone, models
+from peftir.models import backbone
+from peftir.semi_siamese import rankers as models
 from peftir.reports.cells import format_count
 
 from tiny import CONFIGURED, SETTINGS, apply_method, backbone_weights, tiny_ranker
 from tiny import method as resolved_method
 
-LFT = [m for m in layout.METHODS if m != "full"]
-CASES = [(m, r) for m in LFT for r in layout.RANKERS
-         if layout.RANKERS[r].bi_encoder or not layout.METHODS[m].bi_encoder_only]
+LFT = [m for m in METHODS if m != "full"]
+CASES = [(m, r) for m in LFT for r in RANKERS
+         if RANKERS[r].bi_encoder or not METHODS[m].bi_encoder_only]
 KV = {**CONFIGURED["prefix"], "kind": "kv"}     # Li & Liang's prefixes, the released code's
 # Every method with a plain prefix part once more with key/value prefixes, alone, concurrent and in hybrids
 # (the semi-Siamese prefixes are hidden-state prefixes only).
@@ -112,12 +113,12 @@ def test_every_learned_module_reaches_the_score(method, ranker_name):
                 parameter.copy_(value)
 
 
-SEQUENTIAL = [m for m, spec in layout.METHODS.items() if spec.sequential]
+SEQUENTIAL = [m for m, spec in METHODS.items() if spec.sequential]
 
 
 @pytest.mark.parametrize("method", SEQUENTIAL)
 def test_sequential_hybrid_trains_its_second_part_on_the_frozen_first(method):
-    first = layout.first_stage(method)
+    first = first_stage(method)
     stage1 = tiny_ranker("colbert")
     _steps(stage1, _apply(stage1, first))
     kept = learned_state(stage1)
@@ -150,17 +151,17 @@ def test_a_first_stage_from_another_method_is_rejected():
 
 def test_settings_come_only_from_the_entries_a_method_uses():
     changed = {**CONFIGURED, "lora": {**CONFIGURED["lora"], "rank": 4}}
-    affected = {m for m in layout.METHODS
-                if layout.resolve_method(m, changed) != layout.resolve_method(m, CONFIGURED)}
+    affected = {m for m in METHODS
+                if resolve_method(m, changed) != resolve_method(m, CONFIGURED)}
     assert affected == {"lora", "prefix_lora", "prefix_then_lora", "lora_then_prefix", "ss_lora",
                         "ss_lora_hetero_query", "ss_lora_none", "prefix_then_ss_lora", "ss_lora_then_prefix"}
-    assert layout.resolve_method("ss_prefix_concat", CONFIGURED)["parts"][0]["settings"]["variant"] == "concat"
-    hybrid = layout.resolve_method("ss_lora_then_prefix", CONFIGURED)
+    assert resolve_method("ss_prefix_concat", CONFIGURED)["parts"][0]["settings"]["variant"] == "concat"
+    hybrid = resolve_method("ss_lora_then_prefix", CONFIGURED)
     assert [(p["method"], p["builder"]) for p in hybrid["parts"]] == [("ss_lora", "ss_lora"), ("prefix", "prefix")]
     assert hybrid["parts"][0]["settings"]["variant"] == "hetero_value" and hybrid["sequential"]
 
 
-@pytest.mark.parametrize("method", [m for m, spec in layout.METHODS.items() if spec.bi_encoder_only])
+@pytest.mark.parametrize("method", [m for m, spec in METHODS.items() if spec.bi_encoder_only])
 def test_semi_siamese_methods_refuse_cross_encoders(method):
     with pytest.raises(ValueError, match="bi-encoders"):
         _apply(tiny_ranker("monobert"), method)
@@ -168,6 +169,6 @@ def test_semi_siamese_methods_refuse_cross_encoders(method):
 
 def test_the_schema_names_exactly_the_catalogue():
     schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
-    assert schema["$defs"]["method"]["enum"] == list(layout.METHODS)
-    assert schema["$defs"]["table_row"]["enum"] == [*layout.METHODS, layout.BEST_OF]
-    assert schema["$defs"]["ranker"]["enum"] == list(layout.RANKERS)
+    assert schema["$defs"]["method"]["enum"] == list(METHODS)
+    assert schema["$defs"]["table_row"]["enum"] == [*METHODS, BEST_OF]
+    assert schema["$defs"]["ranker"]["enum"] == list(RANKERS)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.data.clir_collection import make_test_collection
-from peftir.data.multilingual_text import build_language_corpus
+from peftir.clir.collection import make_test_collection
+from peftir.clir.multilingual_text import build_language_corpus
 from peftir.errors import ActionableError
-from peftir.layout import CLIR_SYSTEMS, composed_languages, pair_languages, ranking_key
-from peftir.workflow.config import ConfigError, load_config
+from peftir.clir.contract import CLIR_SYSTEMS, composed_languages, pair_languages, ranking_key
+from peftir.pipeline.config import ConfigError, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "config" / "paper-modular-clir.yaml"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from peftir.data import clir_collection, debian, folds, multilingual_text as text
+from peftir.clir import collection as clir_collection, debian, multilingual_text as text
+from peftir.data import folds
 from peftir.data.trec import MalformedFileError, read_qrels, read_topics
 from peftir.errors import ActionableError
 from peftir.provenance.records import sha256

@@ -1,6 +1,6 @@
 """The modular CLIR tables and figure, from real metrics files (ir_measures on small TREC runs), and their audit.
 
-Layouts and input lists come from ``peftir.layout.clir_report_layout`` and ``peftir.workflow.plan.clir_report_runs``
+Layouts and input lists come from ``peftir.clir.contract.clir_report_layout`` and ``peftir.clir.plan.clir_report_runs``
 on a small config, so the files are those the rules would pass; expectations are recomputed here from the ranks
 the runs were written with (one relevant document per query: AP = 1 / its rank).
 """
@@ -16,13 +16,14 @@ import pytest
 from scipy.stats import ttest_ind
 
 from peftir.data.trec import write_qrels, write_run
-from peftir.evaluation.metrics import measure_fold
-from peftir.layout import PATHS, artefact, clir_report_layout
+from peftir.evaluation.metrics import measure_run
+from peftir.clir.contract import clir_report_layout
+from peftir.pipeline.contract import PATHS, artefact
 from peftir.provenance import records
-from peftir.provenance.audit import Auditor, AuditFailure, audit, check_planned
-from peftir.reports.clir import AVG, build_clir_figure, drawn, make_clir_figure, make_clir_table
+from peftir.app.audit import Auditor, AuditFailure, audit, check_planned
+from peftir.clir.reports import AVG, build_clir_figure, drawn, make_clir_figure, make_clir_table
 from peftir.reports.tables import read_table
-from peftir.workflow.plan import clir_report_runs
+from peftir.clir.plan import clir_report_runs
 
 QUERIES = [f"q{i:02d}" for i in range(12)]
 QRELS = "results/modular-clir/collection/de/qrels.txt"    # every pair is judged on these here
@@ -72,7 +73,7 @@ def record(rule: str, inputs: dict, outputs: dict, params: dict | None = None, w
 
 def evaluate(run: str, metrics: str) -> None:
     wildcards = artefact(metrics)[1]
-    measure_fold(run, QRELS, FOLDS, wildcards["fold"], ["AP"], None, metrics, about=wildcards)
+    measure_run(run, QRELS, FOLDS, wildcards["fold"], {"metrics": ["AP"]}, metrics, about=wildcards)
     record("evaluate_clir", {"run": run, "qrels": QRELS, "folds": FOLDS}, {"metrics": metrics},
            {"clir_metric": ["AP"]}, wildcards)
 
@@ -242,7 +243,7 @@ def test_a_clean_table_audits_and_its_chain_reaches_the_ranking_module(made) -> 
 
 def forge(out: dict[str, Path], made, edit) -> None:
     """Edit the JSON twin, render the LaTeX from it and re-record the table: every hash agrees again."""
-    from peftir.reports.clir import render_clir_latex
+    from peftir.clir.reports import render_clir_latex
 
     cells = json.loads(out["json"].read_text())
     edit({cell["cell"]: cell for cell in cells})

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.data.translations import read_translations, untranslated
+from peftir.clir.translations import read_translations, untranslated
 from peftir.data.trec import MalformedFileError, read_run
 from peftir.errors import ActionableError
-from peftir.evaluation.metrics import measure_fold
+from peftir.evaluation.metrics import measure_run
 from peftir.provenance.records import sha256
 from peftir.retrieval.anserini import index_language
-from peftir.retrieval.translated_bm25 import nmt_bm25_clir
+from peftir.clir.translated_bm25 import nmt_bm25_clir
 
 DOCS = {"d1": "Der Käse wird auf dem Markt in Bern verkauft.",
         "d2": "Die Eisenbahn fährt durch die Alpen nach Italien.",
@@ -57,7 +57,7 @@ def test_bm25_ranks_the_translated_queries_with_the_documents_analyzer(collectio
     assert method["translations"] == {"file": str(translations), "sha256": sha256(translations)}
     assert method["analyzer"] == "de" and method["k1"] == 0.9
     metrics = root / "fold1.json"
-    measure_fold(str(run), str(collection["qrels.txt"]), str(collection["folds.json"]), "1", ["AP"], None,
+    measure_run(str(run), str(collection["qrels.txt"]), str(collection["folds.json"]), "1", {"metrics": ["AP"]},
                  str(metrics), about={"pair": "en-de"})
     assert json.loads(metrics.read_text())["mean"]["AP"] == 1.0
 

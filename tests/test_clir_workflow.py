@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from peftir.data import debian
+from peftir.clir import debian
 from peftir.provenance.records import read_record
 
 from checkout import clone
@@ -70,7 +70,7 @@ def _cells(workdir: Path) -> dict[str, dict]:
 
 
 def _audit(workdir: Path, report: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", report, "--directory", str(workdir),
+    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", report, "--directory", str(workdir),
                            "--checkout", str(workdir)], capture_output=True, text=True, timeout=600)
 
 
@@ -145,7 +145,7 @@ def test_a_reviewer_audits_table1_from_its_crate_which_describes_the_modules_it_
     result = snakemake(clir_workflow, crate, "--cores", "1")
     assert result.returncode == 0, result.stderr[-3000:]
     reviewer = clone(tmp_path / "reviewer")
-    done = subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "--crate", str(clir_workflow / crate),
+    done = subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", "--crate", str(clir_workflow / crate),
                            "--checkout", str(reviewer)], capture_output=True, text=True, timeout=600, cwd=reviewer)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     skipped = re.search(r"not re-hashed: \d+ files the crate leaves out by design \(([^)]*)\)", done.stdout)

@@ -171,9 +171,9 @@ def test_a_bytes_field_such_as_a_warc_body_is_refused_with_the_field_to_use_inst
 @pytest.mark.parametrize("keep", [True, False])
 def test_word_pieces_are_fetched_in_batches_and_kept_only_when_asked(keep):
     """Validation candidates are scored every epoch (kept); training documents from triples once (not kept)."""
-    from peftir.rankers.backbone import load
-    from peftir.rankers.inputs import Tokenized
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.models.backbone import load
+    from peftir.models.inputs import Tokenized
+    from peftir.contract.backbones import EMBEDDED
 
     tokenizer = load(EMBEDDED, 1).tokenizer
     texts = {"a": "dielectric constants of liquids", "b": "transistor amplifiers " * 20}

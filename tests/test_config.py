@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.workflow.config import ConfigError, validate
+from peftir.pipeline.config import ConfigError, validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -169,8 +169,8 @@ def test_a_folds_file_is_checked_against_its_key(tmp_path):
 
 
 def test_keys_that_become_paths_follow_the_wildcard_constraints():
-    """The schema's name pattern is the one Snakemake's wildcards must match (peftir.layout.NAME)."""
-    from peftir.layout import NAME
+    """The schema's name pattern is the one Snakemake's wildcards must match (peftir.contract.wildcards.NAME)."""
+    from peftir.contract.wildcards import NAME
 
     schema = yaml.safe_load(SCHEMA.read_text())
     assert schema["$defs"]["name"]["pattern"] == f"^{NAME}$"

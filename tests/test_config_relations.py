@@ -1,5 +1,5 @@
 """Cross-field mistakes are refused before any job, in one line naming both keys: a corpus of them per section, every
-relation of ``peftir.workflow.relations`` broken in turn, sizes that cannot be right, empty names, and the docs' list
+relation of ``peftir.pipeline.relations`` broken in turn, sizes that cannot be right, empty names, and the docs' list
 kept equal to the code's."""
 import copy
 import re
@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.workflow import relations
-from peftir.workflow.config import ConfigError, validate
+from peftir.contract.relations import Scope
+from peftir.pipeline import relations
+from peftir.pipeline.config import ConfigError, validate
 
 from test_clir_config import one_line_error
 
@@ -98,12 +99,12 @@ def test_a_cross_field_mistake_is_one_line_naming_both_keys(irds_home, tmp_path,
 
 def test_the_corpus_covers_every_section_three_times_over():
     sections = [section for section, _, _ in CORPUS]
-    for section in dict.fromkeys(relation.section for relation in relations.RELATIONS):
-        assert sections.count(section) >= 3, section
+    for section in relations.SECTIONS:
+        assert sections.count(section.key) >= 3, section.key
 
 
 def _plain(side) -> bool:
-    return isinstance(side, str) and relations.Scope(DEFAULT).get(side) is not None
+    return isinstance(side, str) and Scope(DEFAULT).get(side) is not None
 
 
 def _set(config: dict, key: str, value: int) -> None:
@@ -116,14 +117,15 @@ def _set(config: dict, key: str, value: int) -> None:
         config[last] = value
 
 
-PLAIN = [relation for relation in relations.RELATIONS if _plain(relation.value) and _plain(relation.bound)]
+PLAIN = [relation for section in relations.SECTIONS for relation in section.relations
+         if _plain(relation.value) and _plain(relation.bound)]
 
 
 @pytest.mark.parametrize("relation", PLAIN, ids=[relation.statement() for relation in PLAIN])
 def test_each_relation_between_two_keys_is_enforced(irds_home, relation):
     """Broken from either side (its value raised past the bound, or the bound lowered under the value: whichever
     breaks no relation checked before it), the relation refuses the config naming both keys."""
-    scope = relations.Scope(DEFAULT)
+    scope = Scope(DEFAULT)
     value, bound = scope.get(relation.value)[1], scope.get(relation.bound)[1]
     limit = relation.scale * bound - relation.slack - relation.strict          # the largest value allowed
     messages = []

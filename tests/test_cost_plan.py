@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peftir.workflow import cost
+from peftir.pipeline import cost
 
 REPO = Path(__file__).resolve().parents[1]
 CONDENSER = REPO / "config/paper-condenser.yaml"
@@ -61,7 +61,7 @@ def test_a_measured_rate_replaces_the_analytic_one(tmp_path):
 
 
 def test_the_command_prints_the_plan_with_its_sources():
-    done = subprocess.run([sys.executable, "-m", "peftir.cli", "plan", "--checkout", str(REPO), str(CONDENSER),
+    done = subprocess.run([sys.executable, "-m", "peftir.app.cli", "plan", "--checkout", str(REPO), str(CONDENSER),
                            "all_dense_tables"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()

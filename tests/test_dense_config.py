@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from peftir.layout import PARAMS
-from peftir.workflow.config import load_config
+from peftir.pipeline.contract import PARAMS
+from peftir.pipeline.config import load_config
 
 from test_clir_config import _overlay, one_line_error
+from peftir.dense import plan as dense_plan
 
 REPO = Path(__file__).resolve().parents[1]
 CONDENSER = REPO / "config" / "paper-condenser.yaml"
@@ -70,20 +71,18 @@ def test_condensers_ict_rows_pretrain_their_own_ict_at_lee_et_als_batch(irds_hom
 
 
 def test_dptdrs_table6_pretrains_prompts_on_bert_base_and_its_retriever_reads_them(irds_home):
-    from peftir.workflow import plan
-
     config = load_config(REPO, [DPTDR])
     spec = PARAMS["pretraining"](config, {"pretrained": "rip-prompts"})
     assert (spec["backbone"], spec["fitted_head"], spec["prompts"]) == ("bert-base-uncased", False,
                                                                         {"length": 32, "dropout": 0.1})
     assert "prompts" not in PARAMS["pretraining"](config, {"pretrained": "rip"})        # RIP's params as they were
-    assert plan.pretrain_input(config, {"pretrained": "rip-prompts"}) == \
+    assert dense_plan.pretrain_input(config, {"pretrained": "rip-prompts"}) == \
         {"docs": "results/data/msmarco-passage/corpus/docs.jsonl"}     # the hub's BERT-base, not RoBERTa-large
     wildcards = {"dataset": "msmarco-passage", "backbone": "bert-base", "negatives": "denoised", "fold": "1",
                  "seed": "1"}
-    assert plan.train_retriever_input(config, {**wildcards, "retriever": "dpt-32-pretrained"})["prompts"] == \
+    assert dense_plan.train_retriever_input(config, {**wildcards, "retriever": "dpt-32-pretrained"})["prompts"] == \
         "results/pretrained/rip-prompts"
-    assert "prompts" not in plan.train_retriever_input(config, {**wildcards, "retriever": "dpt-32"})
+    assert "prompts" not in dense_plan.train_retriever_input(config, {**wildcards, "retriever": "dpt-32"})
     assert PARAMS["retriever"](config, {**wildcards, "retriever": "dpt-32-pretrained"})["method"]["prompts"] == \
         "pretrained:rip-prompts"
 

@@ -9,10 +9,10 @@ from scipy import stats
 
 from peftir.data import trec
 from peftir.evaluation.metrics import write_metrics
-from peftir.layout import PATHS
-from peftir.reports import dense
-from peftir.training import negative_mining
-from peftir.training.train_retriever import training_queries
+from peftir.pipeline.contract import PATHS
+from peftir.reports import retrieval_tables as dense
+from peftir.dense import negative_mining
+from peftir.dense.train import training_queries
 
 FOLDS = {"dataset": "toy", "folds": {str(k): [f"q{k}{i}" for i in range(4)] for k in range(1, 6)}}
 
@@ -67,10 +67,10 @@ def _denoiser(tmp_path: Path) -> tuple[dict, str]:
     import torch
 
     from peftir.execution.seam import CPU
-    from peftir.layout import resolve_method
-    from peftir.methods.learned import learned_state
-    from peftir.rankers.configured import configured_ranker
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.semi_siamese.contract import resolve_method
+    from peftir.models.learned import learned_state
+    from peftir.semi_siamese.configured import configured_ranker
+    from peftir.contract.backbones import EMBEDDED
 
     reranker = {"ranker": "monobert", "method": "full", "seed": 1, "calibration_queries": 1,
                 "backbone": {"name": EMBEDDED, "layers": 1}, "resolved": resolve_method("full", {"full": {}}),
@@ -121,9 +121,9 @@ def test_the_reranker_is_calibrated_to_a_probability_of_relevance():
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw"])
 def test_the_corpus_is_encoded_once_and_every_query_searched(english_relevance, tmp_path, kind):
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.contract.backbones import EMBEDDED
     from peftir.retrieval import faiss_index
-    from peftir.retrieval.dense_search import index_corpus, search_queries
+    from peftir.dense.search import index_corpus, search_queries
 
     collection, _ = english_relevance
     spec = {"backbone": EMBEDDED, "layers": 1, "execution": {"device": "cpu", "precision": "fp32"}}
@@ -180,7 +180,7 @@ def table_files(tmp_path, monkeypatch):
 
 def test_a_dense_table_cell_is_the_mean_of_its_runs_and_tested_paired_against_the_baseline(table_files):
     metrics, summaries = table_files
-    cells = {cell["cell"]: cell for cell in dense.dense_cells(LAYOUT, metrics, summaries)}
+    cells = {cell["cell"]: cell for cell in dense.dense_cells(LAYOUT, metrics, summaries, PATHS)}
     dpt, ft = cells["DPT | MRR@10"], cells["FT | MRR@10"]
     assert dpt["value"] == pytest.approx(sum(r["value"] for r in dpt["runs"]) / 2) and len(dpt["runs"]) == 2
     pairs = sorted((r["fold"], q) for r in dpt["runs"] for q in r["per_query"])
@@ -197,14 +197,14 @@ def test_a_dense_table_cell_is_the_mean_of_its_runs_and_tested_paired_against_th
 def test_a_dense_table_refuses_a_missing_run_or_a_file_it_does_not_show(table_files, tmp_path):
     metrics, summaries = table_files
     with pytest.raises(ValueError, match="the table needs"):
-        dense.dense_cells(LAYOUT, metrics[:-1], summaries)
+        dense.dense_cells(LAYOUT, metrics[:-1], summaries, PATHS)
     with pytest.raises(ValueError, match="not a trained retriever's"):
-        dense.dense_cells(LAYOUT, metrics + ["results/metrics/toy/x.json"], summaries)
+        dense.dense_cells(LAYOUT, metrics + ["results/metrics/toy/x.json"], summaries, PATHS)
 
 
 def test_the_dense_latex_names_its_test_and_its_copied_rows(table_files, tmp_path):
     metrics, summaries = table_files
-    dense.make_dense_table(LAYOUT, metrics, summaries, "t.tex", "t.json", "t.csv")
+    dense.make_dense_table(LAYOUT, metrics, summaries, PATHS, "t.tex", "t.json", "t.csv")
     latex = Path("t.tex").read_text()
     assert "paired two-sided t-test" in latex and r"\dagger" in latex and "FT" in latex
     from peftir.reports.tables import read_table

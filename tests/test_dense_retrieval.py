@@ -9,12 +9,12 @@ import torch
 from torch.nn import functional as F
 from transformers import RobertaConfig, RobertaModel
 
-from peftir.methods.deep_prompt import deep_prompts, prompt_values, trainable
+from peftir.dense.deep_prompt import deep_prompts, prompt_values, trainable
 from peftir.retrieval import faiss_index
 from peftir.retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
 from peftir.execution.seam import CPU
 from peftir.training.passage_groups import PassageGroups
-from peftir.training.train_retriever import training_groups
+from peftir.dense.train import training_groups
 from tiny import tiny_backbone
 
 TEXTS = ["what is information retrieval", "dense passage retrieval with deep prompts"]
@@ -186,7 +186,7 @@ def tiny_checkpoint(tmp_path_factory) -> str:
 
 @pytest.mark.parametrize("name", ["ft", "dpt"])
 def test_a_trained_retriever_is_saved_and_loaded_back_as_it_encodes(name, tiny_checkpoint, english_relevance, tmp_path):
-    from peftir.training.train_retriever import load_retriever, train_retriever
+    from peftir.dense.train import load_retriever, train_retriever
 
     collection, run = english_relevance
     facts = train_retriever(tiny_checkpoint, None, METHODS[name], RETRIEVER, collection, [str(run)], ["q1", "q2"],

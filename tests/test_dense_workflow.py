@@ -71,7 +71,7 @@ def test_every_pretraining_and_retriever_job_runs_its_models_through_the_executi
 
 
 def _audit(workdir: Path, *args: str, report: str = TABLE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", report, "--directory", str(workdir),
+    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", report, "--directory", str(workdir),
                            "--checkout", str(workdir), *args], capture_output=True, text=True, timeout=600)
 
 
@@ -110,7 +110,7 @@ def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
 def test_the_attention_figure_audits_and_an_edited_entropy_fails_it(dense_workflow, monkeypatch):
     """Every point traced to its attention file (the fine-tuned retriever's, the backbone's as it comes), each file
     back to its checkpoint and documents; a number changed in a file fails the audit, naming the file."""
-    from peftir.provenance.audit import audit
+    from peftir.app.audit import audit
 
     monkeypatch.chdir(dense_workflow)
     said: list[str] = []

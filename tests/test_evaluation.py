@@ -6,7 +6,7 @@ import math
 import pytest
 
 from peftir.evaluation.metrics import evaluate_run, metric_summary, read_metrics, write_metrics
-from peftir.layout import measure
+from peftir.contract.measures import measure
 
 # q1 has graded judgments; d4 (relevant) is never retrieved, d3 is judged non-relevant.
 QRELS = {
@@ -82,7 +82,7 @@ def test_summary_refuses_an_empty_evaluation() -> None:
 @pytest.mark.parametrize("name, provider", [("P@20", "pytrec_eval"), ("nDCG@5", "pytrec_eval"), ("AP", "pytrec_eval"),
                                             ("R@1000", "pytrec_eval"), ("RR@10", "msmarco")])
 def test_metric_names_are_ir_measures_names_with_a_fixed_provider(name: str, provider: str) -> None:
-    from peftir.layout import measure_provider
+    from peftir.contract.measures import measure_provider
 
     assert str(measure(name)) == name
     assert measure_provider(measure(name)).NAME == provider

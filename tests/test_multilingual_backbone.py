@@ -15,9 +15,9 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, BertModel
 
 from peftir.data.text_units import text_units, unit_chunks
 from peftir.execution.seam import CPU
-from peftir.pretraining import multilingual_e5 as e5
-from peftir.pretraining import mlm_head
-from peftir.pretraining.mlm_head import fit_mlm_head
+from peftir.models import multilingual_e5 as e5
+from peftir.training import mlm_head
+from peftir.training.mlm_head import fit_mlm_head
 from peftir.training import mlm
 
 SENTENCES = [

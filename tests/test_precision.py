@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from peftir.execution.seam import Execution
-from peftir.provenance.rescore import ACROSS_PRECISIONS
+from peftir.app.rescore import ACROSS_PRECISIONS
 
 from tiny import apply_method, tiny_ranker
 

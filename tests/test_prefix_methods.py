@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from peftir.rankers import models as rankers
+from peftir.semi_siamese import rankers
 
 from tiny import SETTINGS, apply_method, tiny_ranker
 LORA = {"rank": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["query", "value"], "scaling": "alpha_over_r"}

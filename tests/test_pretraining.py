@@ -10,11 +10,11 @@ from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from peftir.data import pretraining_text
 from peftir.data.pretraining_text import split_sentences
-from peftir.pretraining.condenser import HEAD_FILE, Condenser
+from peftir.dense.pretraining.condenser import HEAD_FILE, Condenser
 from peftir.execution.seam import CPU
-from peftir.pretraining.contrastive import pair_contrastive_loss
-from peftir.pretraining.retrieval_pretraining import Masking, _documents, pretrain, pretraining_update
-from peftir.pretraining.rip import RetrievalOrientedLM
+from peftir.dense.pretraining.contrastive import pair_contrastive_loss
+from peftir.dense.pretraining.retrieval_pretraining import Masking, _documents, pretrain, pretraining_update
+from peftir.dense.pretraining.rip import RetrievalOrientedLM
 from tiny import tiny_backbone
 
 IGNORED = -100

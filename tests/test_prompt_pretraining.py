@@ -7,12 +7,12 @@ from peft import load_peft_weights
 from transformers import BertForMaskedLM
 
 from peftir.execution.seam import CPU
-from peftir.methods.deep_prompt import ADAPTER
-from peftir.pretraining.prompt_pretraining import PromptedRetrievalLM
-from peftir.pretraining.retrieval_pretraining import pretrain, pretraining_update
+from peftir.dense.deep_prompt import ADAPTER
+from peftir.dense.pretraining.prompt_pretraining import PromptedRetrievalLM
+from peftir.dense.pretraining.retrieval_pretraining import pretrain, pretraining_update
 from peftir.retrieval.dense_retriever import PASSAGE
 from peftir.training.steps import train_updates
-from peftir.training.train_retriever import build_retriever
+from peftir.dense.train import build_retriever
 from test_pretraining import PASSAGES, PRETRAINING
 from tiny import tiny_backbone
 

@@ -17,10 +17,12 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 
 def test_a_rules_code_is_what_its_script_runs_without_the_infrastructure():
     table, train = code_version.modules(str(SCRIPTS / "table.py")), code_version.modules(str(SCRIPTS / "train.py"))
-    assert {"peftir.reports.tables", "peftir.reports.cells", "peftir.evaluation.stats", "peftir.layout"} <= set(table)
-    assert not any(m.startswith(("peftir.training", "peftir.rankers", "peftir.methods")) for m in table)
-    assert {"peftir.training.loop", "peftir.methods.lora", "peftir.methods.ss_lora", "peftir.rankers.models",
-            "peftir.evaluation.metrics"} <= set(train)                   # validation is scored inside training
+    assert {"peftir.semi_siamese.tables", "peftir.reports.tables", "peftir.reports.cells", "peftir.evaluation.stats",
+            "peftir.semi_siamese.contract"} <= set(table)
+    assert not any(m.startswith(("peftir.training", "peftir.models", "peftir.semi_siamese.methods",
+                                 "peftir.semi_siamese.loop", "peftir.semi_siamese.rankers")) for m in table)
+    assert {"peftir.semi_siamese.loop", "peftir.semi_siamese.methods.lora", "peftir.semi_siamese.methods.ss_lora",
+            "peftir.semi_siamese.rankers", "peftir.evaluation.metrics"} <= set(train)   # validation is scored in training
     assert "peftir.evaluation.stats" not in train and "peftir.reports.tables" not in train
     for modules in (table, train):
         assert not any(m.startswith(code_version.INFRASTRUCTURE) for m in modules)

@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from peftir.rankers import models as rankers
-from peftir.rankers.inputs import RankingData
-from peftir.rankers.rerank import rerank
+from peftir.semi_siamese import rankers
+from peftir.models.inputs import RankingData
+from peftir.semi_siamese.rerank import rerank
 
 from tiny import Pretokenized, tiny_backbone, tiny_ranker
 
@@ -70,6 +70,7 @@ def test_colbert_query_has_markers_and_mask_padding_and_unit_vectors():
     with torch.no_grad():
         long = ranker.encode([list(range(2000, 2010))], rankers.QUERY)[0]
     assert seen["input_ids"][0].tolist() == [ranker.cls_id, q_marker, 2000, 2001, 2002, 2003, ranker.sep_id]
+    assert long.shape == (7, 8)                                                    # cropped, not padded further
 
 
 def test_colbert_query_augmentation_vectors_enter_the_score():
@@ -142,7 +143,7 @@ def test_reranking_scores_equal_pairwise_scores(name):
 @pytest.mark.parametrize("name", ["twinbert", "monobert"])
 def test_reranking_a_group_of_queries_at_a_time_gives_the_same_scores(name, monkeypatch):
     """Memory is bounded by scoring groups of queries; the grouping must not change a score."""
-    import peftir.rankers.rerank as reranking
+    import peftir.semi_siamese.rerank as reranking
 
     ranker = tiny_ranker(name).eval()
     data = RankingData(queries=Pretokenized({f"q{i}": [2000 + i] for i in range(5)}),
@@ -181,8 +182,8 @@ def test_colbert_documents_stop_at_the_document_or_sequence_limit(max_doc_len, k
 
 def test_more_layers_than_the_backbone_has_are_refused_not_added_at_random():
     from peftir.errors import ActionableError
-    from peftir.rankers.backbone import load
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.models.backbone import load
+    from peftir.contract.backbones import EMBEDDED
 
     assert len(load(EMBEDDED, layers=6).model.encoder.layer) == 6
     with pytest.raises(ActionableError, match="backbone.layers = 7: embedded:all-MiniLM-L6-v2 has 6 pretrained"):

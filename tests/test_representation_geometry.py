@@ -7,14 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from peftir.evaluation import representation_geometry as geometry
+from peftir.dense import representation_geometry as geometry
 from peftir.files import write_json
-from peftir.layout import ALIGNMENT, PATHS, UNIFORMITY
-from peftir.reports import dense
-from peftir.workflow import plan
-from peftir.workflow.config import load_config
+from peftir.contract.measures import ALIGNMENT, UNIFORMITY
+from peftir.pipeline.contract import PATHS
+from peftir.reports import retrieval_tables as dense
+from peftir.pipeline.config import load_config
 
 from test_clir_config import one_line_error
+from peftir.dense import plan as dense_plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,9 +54,9 @@ def test_alignment_is_per_query_then_the_mean_over_queries():
 
 
 def test_a_backbones_geometry_reads_its_index_and_encodes_its_queries(english_relevance, tmp_path):
-    from peftir.rankers.pretrained import EMBEDDED
+    from peftir.contract.backbones import EMBEDDED
     from peftir.retrieval.dense_retriever import QUERY, encode_all
-    from peftir.retrieval.dense_search import index_corpus, retriever
+    from peftir.dense.search import index_corpus, retriever
 
     collection, _ = english_relevance
     (tmp_path / "folds.json").write_text(json.dumps({"dataset": "toy", "splits": {"test": ["q1", "q2"]}}))
@@ -88,11 +89,11 @@ def test_a_backbones_geometry_reads_its_index_and_encodes_its_queries(english_re
 def test_the_plan_reads_geometry_files_for_alignment_and_uniformity_cells(irds_home):
     config = load_config(REPO, [REPO / "config" / "paper-dptdr.yaml"])
     cell = {"dataset": "msmarco-passage", "backbone": "rip", "retriever": "dpt-32", "negatives": "denoised"}
-    assert plan.dense_cell_runs(config, {**cell, "metric": UNIFORMITY, "reference": "untrained"}) == [
+    assert dense_plan.dense_cell_runs(config, {**cell, "metric": UNIFORMITY, "reference": "untrained"}) == [
         PATHS.untrained_geometry.format(dataset="msmarco-passage", backbone="rip", fold=1)]
-    assert plan.dense_cell_runs(config, {**cell, "metric": ALIGNMENT}) == [
+    assert dense_plan.dense_cell_runs(config, {**cell, "metric": ALIGNMENT}) == [
         PATHS.dense_geometry.format(**cell, fold=1, seed=1)]
-    table8 = plan.dense_report_runs(config, "dptdr", "table8")["metrics"]
+    table8 = dense_plan.dense_report_runs(config, "dptdr", "table8")["metrics"]
     assert [path for path in table8 if "/geometry/" in path] == [
         f"results/dense/geometry/msmarco-passage/untrained/{backbone}/fold1.json"
         for backbone in ("roberta", "cocondenser", "rip")]
@@ -145,7 +146,7 @@ def test_a_geometry_cell_is_the_mean_of_its_files_printed_times_100_and_untested
             Path(PATHS.retriever_summary.format(**key)).write_text(json.dumps({"trainable_parameters": 10}))
             metrics += [untrained, PATHS.dense_geometry.format(**key)]
             summaries.append(PATHS.retriever_summary.format(**key))
-    cells = {cell["cell"]: cell for cell in dense.dense_cells(LAYOUT, metrics, summaries)}
+    cells = {cell["cell"]: cell for cell in dense.dense_cells(LAYOUT, metrics, summaries, PATHS)}
     aligned = cells["RoBERTa | Alignment"]
     assert aligned["value"] == pytest.approx(1.3) and aligned["printed"] == "130.0"
     assert aligned["runs"][0]["per_query"] == {"q1a": 1.6, "q1b": 1.0} and aligned["row_kind"] == "reference"
@@ -156,4 +157,4 @@ def test_a_geometry_cell_is_the_mean_of_its_files_printed_times_100_and_untested
     assert trained["trainable_parameters"] == 10
     assert "alignment and uniformity" in dense.note(LAYOUT)
     with pytest.raises(ValueError, match="geometry files"):
-        dense.dense_cells(LAYOUT, metrics[1:], summaries)
+        dense.dense_cells(LAYOUT, metrics[1:], summaries, PATHS)

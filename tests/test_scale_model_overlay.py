@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 import scale_model
-from peftir.rankers.pretrained import looks_local
-from peftir.workflow.config import load_config
+from peftir.contract.backbones import looks_local
+from peftir.pipeline.config import load_config
 from test_scale_models import PAPERS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -138,7 +138,7 @@ def test_a_paper_configuration_runs_end_to_end_as_a_scale_model(paper, tmp_path_
     print(f"{paper}: {jobs} jobs in {seconds:.0f} s, {len(tables)} tables")
     assert tables
     for table in tables:
-        audit = subprocess.run([sys.executable, "-m", "peftir.cli", "audit", str(table.relative_to(workdir)),
+        audit = subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", str(table.relative_to(workdir)),
                                 "--directory", str(workdir), "--checkout", str(workdir)],
                                capture_output=True, text=True, timeout=900)
         assert audit.returncode == 0, f"{table}: {audit.stdout[-3000:]}{audit.stderr[-2000:]}"

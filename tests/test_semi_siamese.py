@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from peftir.rankers import models as rankers
+from peftir.semi_siamese import rankers
 
 from tiny import apply_method, tiny_ranker
 

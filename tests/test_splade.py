@@ -13,10 +13,10 @@ from transformers import DistilBertConfig, DistilBertForMaskedLM
 
 from peftir.data import trec
 from peftir.retrieval import anserini
-from peftir.sparse import impact, losses
-from peftir.sparse.splade_search import index_corpus, quantised_vectors, search_queries
-from peftir.sparse.encoder import DOCUMENT, QUERY, offset_logits, parameter_counts, splade_pooling, with_method
-from peftir.training.train_splade import build_splade, load_splade, train_splade
+from peftir.splade import impact, losses
+from peftir.splade.search import index_corpus, quantised_vectors, search_queries
+from peftir.splade.encoder import DOCUMENT, QUERY, offset_logits, parameter_counts, splade_pooling, with_method
+from peftir.splade.train import build_splade, load_splade, train_splade
 from peftir.training.validated import WEIGHTS
 
 MAX_LEN = {QUERY: 12, DOCUMENT: 24}

@@ -3,12 +3,14 @@ index, BEIR zero-shot, distillation's teacher, domain adaptation's rounds), bad 
 and what a cell reads follows its target collection."""
 import pytest
 
-from peftir.layout import PARAMS, PATHS, splade_scope
-from peftir.workflow import plan
-from peftir.workflow.config import ConfigError, load_config
+from peftir.pipeline.contract import PARAMS, PATHS
+from peftir.splade.contract import splade_scope
+from peftir.pipeline import plan
+from peftir.pipeline.config import ConfigError, load_config
 
 from test_clir_config import _overlay, one_line_error
 from test_dense_config import REPO, _planned
+from peftir.splade import plan as splade_plan
 
 PAPER = REPO / "config" / "paper-splade-adapters.yaml"
 
@@ -78,17 +80,17 @@ def test_the_embedded_default_plans_tables_1_and_7_from_the_fitted_mlm_head(irds
 def test_rounds_read_the_previous_rounds_run_and_weights_and_distillation_the_teacher(irds_home):
     config = load_config(REPO, [PAPER])
     round2 = {"dataset": "fever", "backbone": "splade_pp", "splade": "adapter_round2", "fold": "1", "seed": "123"}
-    found = plan.train_splade_input(config, round2)
+    found = splade_plan.train_splade_input(config, round2)
     assert found["negatives"] == "results/sparse/runs/fever/fever/splade_pp/adapter_round1/fold1-seed123.run"
     assert found["init"] == "results/sparse/models/fever/splade_pp/adapter_round1/fold1-seed123"
-    distil = plan.train_splade_input(config, {**round2, "dataset": "msmarco-passage", "splade": "ft_distil"})
+    distil = splade_plan.train_splade_input(config, {**round2, "dataset": "msmarco-passage", "splade": "ft_distil"})
     assert distil["teacher"] == PATHS.splade_teacher.format(dataset="msmarco-passage") and "init" not in distil
 
 
 def test_a_reranker_reranks_the_first_stages_run_of_the_same_fold_and_seed_on_the_target(irds_home):
     config = load_config(REPO, [PAPER])
     job = {"target": "dl20", "dataset": "msmarco-passage", "reranker": "tct_adapter", "fold": "1", "seed": "123"}
-    found = plan.splade_rerank_input(config, job)
+    found = splade_plan.splade_rerank_input(config, job)
     assert found["first_stage"] == "results/sparse/runs/dl20/msmarco-passage/splade_pp/zero_shot/fold1-seed123.run"
     assert found["model"] == "results/sparse/rerankers/models/msmarco-passage/tct_adapter/fold1-seed123"
     assert found["queries"] == "results/data/dl20/queries.tsv"
@@ -99,7 +101,7 @@ def test_trec_dl_is_searched_in_ms_marcos_index_and_evaluated_on_all_its_queries
     config = load_config(REPO, [PAPER])
     job = {"target": "dl19", "dataset": "msmarco-passage", "backbone": "distilbert", "splade": "ft", "fold": "1",
            "seed": "123"}
-    found = plan.splade_search_input(config, job)
+    found = splade_plan.splade_search_input(config, job)
     assert found["index"] == "results/sparse/index/msmarco-passage/msmarco-passage/distilbert/ft/fold1-seed123"
     assert found["queries"] == "results/data/dl19/queries.tsv"
     assert splade_scope(job) == "all" and splade_scope({**job, "target": "msmarco-passage"}) == "fold"

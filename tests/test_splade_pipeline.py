@@ -12,18 +12,18 @@ import pytest
 import torch
 
 from peftir.data import trec
-from peftir.layout import PARAMS
-from peftir.workflow.config import load_config
+from peftir.pipeline.contract import PARAMS, PATHS
+from peftir.pipeline.config import load_config
 from peftir.data.folds import write_folds
-from peftir.methods.learned import load_learned_state
+from peftir.models.learned import load_learned_state
 from peftir.execution.seam import CPU
-from peftir.rankers.cross_encoder import build_cross_encoder
-from peftir.rankers.inputs import Collection
-from peftir.reports.dense import dense_cells
-from peftir.sparse.evaluation import evaluate_splade_run
-from peftir.sparse.teacher import TeacherScoresError, read_scores, write_teacher_run
-from peftir.training.train_cross_encoder import rerank_first_stage, train_cross_encoder
-from peftir.training.train_splade import train_splade
+from peftir.splade.cross_encoder import build_cross_encoder
+from peftir.models.inputs import Collection
+from peftir.reports.retrieval_tables import dense_cells
+from peftir.evaluation.metrics import evaluate_scoped
+from peftir.splade.teacher import TeacherScoresError, read_scores, write_teacher_run
+from peftir.splade.train_cross_encoder import rerank_first_stage, train_cross_encoder
+from peftir.splade.train import train_splade
 from peftir.training.validated import WEIGHTS
 
 from test_dense_config import REPO
@@ -42,14 +42,14 @@ def evaluated(tmp_path):
 
 def test_r_flops_joins_the_metrics_over_the_same_evaluated_queries(evaluated):
     spec = {"metrics": ["RR@10"], "scope": "fold"}
-    fold = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
+    fold = evaluate_scoped(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
                                evaluated["flops.json"], spec)
     assert fold["per_query"] == {"q2": {"RR@10": 0.5, "R-FLOPS": 0.5}} and fold["metrics"] == ["RR@10", "R-FLOPS"]
-    every = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
+    every = evaluate_scoped(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "2",
                                 evaluated["flops.json"], {**spec, "scope": "all"})
     assert set(every["per_query"]) == {"q1", "q2"}               # q3 has no relevant document: not evaluated
     assert every["mean"]["R-FLOPS"] == fmean([1.5, 0.5]) and every["mean"]["RR@10"] == fmean([1.0, 0.5])
-    bm25 = evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1", None, spec)
+    bm25 = evaluate_scoped(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1", None, spec)
     assert bm25["metrics"] == ["RR@10"]
 
 
@@ -60,8 +60,8 @@ def test_a_beir_query_that_is_also_a_document_does_not_count_itself(tmp_path):
     (tmp_path / "run").write_text("arg1 Q0 arg1 1 9 s\narg1 Q0 arg7 2 8 s\n")
     paths = [str(tmp_path / name) for name in ("run", "qrels.txt", "folds.json")]
     spec = {"metrics": ["RR@10"], "scope": "all"}
-    assert evaluate_splade_run(*paths, "1", None, spec)["mean"]["RR@10"] == 0.5
-    assert evaluate_splade_run(*paths, "1", None, {**spec, "drop_self_hits": True})["mean"]["RR@10"] == 1.0
+    assert evaluate_scoped(*paths, "1", None, spec)["mean"]["RR@10"] == 0.5
+    assert evaluate_scoped(*paths, "1", None, {**spec, "drop_self_hits": True})["mean"]["RR@10"] == 1.0
 
 
 def test_beir_collections_and_only_they_are_evaluated_without_self_hits():
@@ -75,7 +75,7 @@ def test_beir_collections_and_only_they_are_evaluated_without_self_hits():
 def test_flops_of_another_search_are_refused(evaluated, tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"per_query": {"q9": 1.0}}))
     with pytest.raises(ValueError, match="no FLOPS for the evaluated queries"):
-        evaluate_splade_run(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1",
+        evaluate_scoped(evaluated["run"], evaluated["qrels.txt"], evaluated["folds.json"], "1",
                             str(tmp_path / "other.json"), {"metrics": ["RR@10"], "scope": "fold"})
 
 
@@ -170,12 +170,12 @@ def test_a_splade_tables_bm25_row_has_no_r_flops_and_a_retriever_prints_its_trai
               "rows": [{"label": "BM25", "dataset": "toy", "reference": "bm25"},
                        {"label": "Adapter", "dataset": "toy", "backbone": "mini", "splade": "adapter"}],
               "folds": {"toy": ["1"]}, "seeds": [1]}
-    cells = dense_cells(layout, [bm25, trained], [summary])
+    cells = dense_cells(layout, [bm25, trained], [summary], PATHS)
     assert [c["printed"] for c in cells] == ["0.7500", "-", "1.0000", "3.0000"]
     assert cells[1]["runs"] is None and cells[3]["printed_parameters"] == "1.5M (2.23%)"
     layout["columns"].append({"label": "Mean", "mean_of": ["MRR@10", "R-FLOPS"]})      # as Table 3's BEIR mean
     layout["baseline"] = "Adapter"
-    cells = dense_cells(layout, [bm25, trained], [summary])
+    cells = dense_cells(layout, [bm25, trained], [summary], PATHS)
     assert [c["printed"] for c in cells] == ["0.7500", "-", "-", "1.0000", "3.0000", "2.0000"]
     assert cells[5]["candidates"] == {"MRR@10": 1.0, "R-FLOPS": 3.0} and cells[5]["ttest"] is None
 

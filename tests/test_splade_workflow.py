@@ -60,7 +60,7 @@ def test_every_splade_and_reranker_job_runs_its_models_through_the_execution_sea
 
 
 def _audit(workdir: Path, table: str = TABLE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", table, "--directory", str(workdir),
+    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", table, "--directory", str(workdir),
                            "--checkout", str(workdir)], capture_output=True, text=True, timeout=600)
 
 

@@ -5,10 +5,10 @@ import random
 import pytest
 import torch
 
-from peftir.methods.learned import learned_state
-from peftir.rankers.configured import seed_everything
-from peftir.rankers.inputs import RankingData
-from peftir.training import loop as training
+from peftir.models.learned import learned_state
+from peftir.semi_siamese.configured import seed_everything
+from peftir.models.inputs import RankingData
+from peftir.semi_siamese import loop as training
 
 from tiny import Pretokenized, apply_method, tiny_ranker
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from peftir.provenance import records
-from peftir.workflow import warm
+from peftir.pipeline import warm
 
 QUERIES = "".join(f"q{i}\ttext {i}\n" for i in range(9))
 # A workflow script (BODY, registered with the worker as folds.py) as Snakemake runs it: its copy under
@@ -26,8 +26,8 @@ snakemake = SimpleNamespace(rule="folds", input=Named(queries="queries.tsv"), ou
                             resources=Named(mem_mb=1000))
 '''
 BODY = '''import sys
-from peftir.workflow import warm
-from peftir.workflow.job import job
+from peftir.pipeline import warm
+from peftir.pipeline.job import job
 
 with open("served.txt", "w") as handle:
     handle.write(str(warm.serving()))
@@ -58,7 +58,7 @@ def worker(tmp_path_factory):
     address = str(tmp_path_factory.mktemp("worker") / "w.sock")
     scripts = tmp_path_factory.mktemp("scripts")
     (scripts / "folds.py").write_text(BODY)
-    process = subprocess.Popen([sys.executable, "-m", "peftir.workflow.warm", address, str(os.getpid()), str(scripts)])
+    process = subprocess.Popen([sys.executable, "-m", "peftir.pipeline.warm", address, str(os.getpid()), str(scripts)])
     deadline = time.time() + 120
     while not os.path.exists(address):
         assert process.poll() is None and time.time() < deadline, "worker did not start"
@@ -124,7 +124,7 @@ def test_when_a_worker_is_started(setting, local_run, deployed, expected):
 def test_the_workers_directory_goes_when_snakemake_is_killed(tmp_path):
     """SIGKILL skips Snakemake's exit hooks; the worker sees its owner gone and removes its directory."""
     (tmp_path / "folds.py").write_text(BODY)
-    owner = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom peftir.workflow import warm\n"
+    owner = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom peftir.pipeline import warm\n"
                               f"print(warm.start({str(tmp_path)!r}), flush=True)\ntime.sleep(300)"],
                              stdout=subprocess.PIPE, text=True)
     address = Path(owner.stdout.readline().strip())

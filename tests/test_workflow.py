@@ -14,7 +14,8 @@ import pytest
 import torch
 from scipy import stats
 
-from peftir import layout
+from peftir.pipeline.contract import artefact
+from peftir.semi_siamese import contract as semi_siamese
 from peftir.data import folds, trec
 
 from checkout import clone
@@ -235,7 +236,7 @@ def planned(workflow: Path, overlays: tuple[Path, ...] = ()) -> set[tuple[str, s
 
 def _uses(method: str, entry: str) -> bool:
     """Whether a method's settings come (also) from config entry ``entry``."""
-    spec = layout.method(method)
+    spec = semi_siamese.method(method)
     return entry in spec.entries or any(_uses(part, entry) for part in spec.parts)
 
 
@@ -262,15 +263,15 @@ TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure", "crate"}
 @pytest.mark.integration
 @pytest.mark.parametrize("module, edit, rules", [
     # what does not change a result reruns nothing
-    ("training/loop.py", lambda code: code + b"\n# a comment\n", NO_RERUN),
-    ("training/loop.py", lambda code: code.replace(b'"""Paper eq. 1: mean of', b'"""Paper eq. 1 (the loss): mean of'),
+    ("semi_siamese/loop.py", lambda code: code + b"\n# a comment\n", NO_RERUN),
+    ("semi_siamese/loop.py", lambda code: code.replace(b'"""Paper eq. 1: mean of', b'"""Paper eq. 1 (the loss): mean of'),
      NO_RERUN),
-    ("training/loop.py", lambda code: code.replace(b'print(f"epoch {epoch}: loss', b'print(f"epoch {epoch}: training loss'),
+    ("semi_siamese/loop.py", lambda code: code.replace(b'print(f"epoch {epoch}: loss', b'print(f"epoch {epoch}: training loss'),
      NO_RERUN),
     ("provenance/records.py", lambda code: code + b"\n\ndef unused():\n    return 1\n", NO_RERUN),
-    ("workflow/job.py", lambda code: code + b"\n\ndef unused():\n    return 1\n", NO_RERUN),
+    ("pipeline/job.py", lambda code: code + b"\n\ndef unused():\n    return 1\n", NO_RERUN),
     # what does reruns exactly the jobs whose results depend on it
-    ("training/loop.py", lambda code: code.replace(b"(1.0 - torch.softmax", b"(1.0 * 1.0 - torch.softmax"), TRAINING_ON),
+    ("semi_siamese/loop.py", lambda code: code.replace(b"(1.0 - torch.softmax", b"(1.0 * 1.0 - torch.softmax"), TRAINING_ON),
     ("evaluation/stats.py", lambda code: code.replace(b"alternative=\"greater\")", b"alternative=\"greater\", axis=0)"),
      {"table", "figure", "crate"}),
     ("evaluation/metrics.py", lambda code: code + b"\n\ndef unused():\n    return 1\n",
@@ -328,7 +329,7 @@ def test_a_training_job_killed_mid_run_resumes_and_ends_with_the_same_run_file(i
 
 def audit(workflow: Path, *args: str, checkout: Path | None = None) -> subprocess.CompletedProcess:
     """``peftir audit`` of Table 5 in ``workflow`` against its checkout (the clone it was built in)."""
-    return subprocess.run([sys.executable, "-m", "peftir.cli", "audit", "results/tables/table5.tex", *args,
+    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", "results/tables/table5.tex", *args,
                            "--directory", str(workflow), "--checkout", str(checkout or workflow)],
                           capture_output=True, text=True, timeout=600)
 
@@ -600,7 +601,7 @@ def test_the_crate_holds_every_cell_s_chain_and_describes_the_weights_it_leaves_
                     continue
                 seen.add(path)
                 record = json.loads((workflow / "results/provenance" / (path[len("results/"):] + ".json")).read_text())
-                kind = layout.artefact(path)[0]
+                kind = artefact(path)[0]
                 identifier = f"#left-out/{path}" if kind in ("weights", "first_stage_weights") else \
                     path + "/" * (workflow / path).is_dir()        # a Dataset's id ends with a slash
                 assert identifier in entities and identifier in made, path
@@ -624,7 +625,7 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
     reviewer = clone(tmp_path / "reviewer")
 
     def peftir(*args: str, cwd: Path = reviewer) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "peftir.cli", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "peftir.app.cli", *args], capture_output=True, text=True,
                               timeout=600, cwd=cwd)
 
     def audit_crate(crate: Path, *args: str) -> subprocess.CompletedProcess:

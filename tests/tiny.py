@@ -7,9 +7,10 @@ import torch
 import yaml
 from transformers.models.bert.modeling_bert import BertConfig
 
-from peftir.layout import resolve_method
-from peftir.methods.attach import apply
-from peftir.rankers import backbone, models
+from peftir.semi_siamese.contract import resolve_method
+from peftir.semi_siamese.configured import apply
+from peftir.models import backbone
+from peftir.semi_siamese import rankers as models
 
 SETTINGS = {"max_query_len": 6, "max_doc_len": 40, "max_seq_len": 24,
             "monobert": {"dropout": 0.1}, "twinbert": {"pooling": "mean"}, "colbert": {"dim": 8}}
@@ -52,7 +53,7 @@ def backbone_weights(ranker: models.Ranker) -> dict[str, torch.Tensor]:
 
 
 class Pretokenized(dict):
-    """Word-piece ids given by hand, looked up as a job looks up ``peftir.rankers.inputs.Tokenized``."""
+    """Word-piece ids given by hand, looked up as a job looks up ``peftir.models.inputs.Tokenized``."""
 
     def many(self, keys):
         return [self[key] for key in keys]

@@ -10,7 +10,7 @@ rule index:
     log:
         PATHS.log("index", "{dataset}"),
     params:
-        code=code_of("index"),
+        **params_of("index"),
     threads: threads_of("index")
     resources:
         **resources_of("index"),
@@ -31,8 +31,7 @@ rule bm25:
     log:
         PATHS.log("bm25", "{dataset}"),
     params:
-        **params_of("bm25"),
-        code=code_of("bm25"),
+        **params_of("bm25", "bm25"),
     threads: threads_of("bm25")
     resources:
         **resources_of("bm25"),

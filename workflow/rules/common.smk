@@ -1,17 +1,24 @@
 # The configuration, its validation and the helpers rules share. What they compute lives in the
-# package: peftir.layout (artefact paths, names, what each job gets from the config) and
-# peftir.workflow.plan (which files a job reads, what it asks for).
+# package: peftir.pipeline.contract (artefact paths, wildcards and what each job gets from the config, the core's
+# and each system's joined) and each system's plan (peftir.<system>.plan: which files a job reads).
 import os
 
-from peftir.layout import CLIR_RUN, PARAMS, PATHS, RETRIEVER, RUN, FIRST_STAGE, SPLADE, SPLADE_TARGET, UNTRAINED
-from peftir.layout import RERANKED, RERANKER
-from peftir.layout import pair_languages
-from peftir.layout import wildcard_constraints as layout_constraints
+from peftir.clir import plan as clir_plan
+from peftir.clir.contract import CLIR_RUN, pair_languages
+from peftir.contract import inputs
+from peftir.dense import plan as dense_plan
+from peftir.dense.contract import RETRIEVER, UNTRAINED
+from peftir.pipeline.contract import BUNDLES, PARAMS, PATHS
+from peftir.pipeline.contract import wildcard_constraints as contract_constraints
+from peftir.semi_siamese import plan as semi_siamese_plan
+from peftir.semi_siamese.contract import FIRST_STAGE, RUN
+from peftir.splade import plan as splade_plan
+from peftir.splade.contract import RERANKED, RERANKER, SPLADE, SPLADE_TARGET
 from peftir.provenance.code_version import code_version
 from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV
-from peftir.workflow import plan, warm
-from peftir.workflow.config import ConfigError, validate
-from peftir.workflow.report import LandingPage
+from peftir.pipeline import plan, warm
+from peftir.pipeline.config import ConfigError, validate
+from peftir.pipeline.landing_page import LandingPage
 
 try:
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
@@ -24,33 +31,39 @@ SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 os.environ[WORKFLOW_ENV] = workflow.basedir
 os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)
 
-DATASETS = plan.datasets(config)
-TABLES = plan.reports(config, "tables")
-FIGURES = plan.reports(config, "figures")
-CLIR_TABLES = plan.clir_reports(config, "tables")
-CLIR_FIGURES = plan.clir_reports(config, "figures")
-DENSE_TABLES = [tuple(name.split("/")) for name in plan.dense_report_names(config)]
-SPLADE_TABLES = plan.splade_report_names(config)
+DATASETS = semi_siamese_plan.datasets(config)
+TABLES = semi_siamese_plan.reports(config, "tables")
+FIGURES = semi_siamese_plan.reports(config, "figures")
+CLIR_TABLES = clir_plan.clir_reports(config, "tables")
+CLIR_FIGURES = clir_plan.clir_reports(config, "figures")
+DENSE_TABLES = [tuple(name.split("/")) for name in dense_plan.dense_report_names(config)]
+SPLADE_TABLES = splade_plan.splade_report_names(config)
 config["_report"] = LandingPage(workflow.basedir, CONFIGFILES or ["config.yaml"], TABLES, config)
 
 
 wildcard_constraints:
-    **layout_constraints(),
+    **contract_constraints(),
 
 
-def params_of(*concerns):
-    """One param per concern a rule's jobs use, from the config (peftir.layout.PARAMS)."""
-    return {
-        name: (lambda wildcards, name=name: PARAMS[name](config, dict(wildcards.items())))
-        for name in concerns
-    }
+def param_of(*concerns):
+    """One param holding several concerns' params by name: a bundle (peftir.pipeline.contract.BUNDLES), the one param
+    the variants of a base rule replace when they use other concerns (a variant's params replace the base's by name
+    and keep the others)."""
+    return lambda wildcards: {name: PARAMS[name](config, dict(wildcards.items())) for name in concerns}
 
 
-def code_of(script):
-    """The code behind a script, by content (peftir.provenance.code_version), as a param: a job reruns
-    when that code changes and not when a comment, a docstring or the provenance code does."""
+def params_of(script, *concerns, **bundles):
+    """A rule's params: one per config concern its jobs use (peftir.pipeline.contract.PARAMS), bundles of concerns
+    under one name (`param_of`), and `code`, the code behind `workflow/scripts/<script>.py` by content
+    (peftir.provenance.code_version): a job reruns when that code changes and not when a comment, a docstring or the
+    provenance code does."""
     path = os.path.join(SCRIPTS, f"{script}.py")
-    return lambda wildcards: code_version(path, workflow.basedir)
+    unknown = sorted(set(bundles) - set(BUNDLES))
+    if unknown:
+        raise WorkflowError(f"params_of({script!r}): {unknown} not among the bundles {BUNDLES}")
+    single = {name: (lambda wildcards, name=name: PARAMS[name](config, dict(wildcards.items()))) for name in concerns}
+    joined = {name: param_of(*names) for name, names in bundles.items()}
+    return {**single, **joined, "code": lambda wildcards: code_version(path, workflow.basedir)}
 
 
 def threads_of(rule):
@@ -61,8 +74,7 @@ def resources_of(rule):
     """Memory, runtime (minutes), GPUs and, where configured, the GPU model of one job of a rule."""
     keys = ["mem_mb", "runtime", "gpu"] + ["gpu_model"] * ("gpu_model" in config["resources"][rule])
     return {
-        key: (lambda wildcards, key=key: plan.resources(config, rule, dict(wildcards.items()))[key])
-        for key in keys
+        key: (lambda wildcards, key=key: plan.resources(config, rule, dict(wildcards.items()))[key]) for key in keys
     }
 
 

@@ -10,8 +10,7 @@ rule crate:
     log:
         PATHS.log("crate", "{report}"),
     params:
-        **params_of("publication"),
-        code=code_of("crate"),
+        **params_of("crate", "publication"),
     threads: threads_of("crate")
     resources:
         **resources_of("crate"),

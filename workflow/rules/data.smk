@@ -11,8 +11,7 @@ rule download:
     log:
         PATHS.log("download", "{dataset}"),
     params:
-        **params_of("export"),
-        code=code_of("download"),
+        **params_of("download", "export"),
     threads: threads_of("download")
     resources:
         **resources_of("download"),
@@ -31,8 +30,7 @@ rule folds:
     log:
         PATHS.log("folds", "{dataset}"),
     params:
-        **params_of("folds"),
-        code=code_of("folds"),
+        **params_of("folds", "folds"),
     threads: threads_of("folds")
     resources:
         **resources_of("folds"),
@@ -54,8 +52,7 @@ rule triples:
     log:
         PATHS.log("triples", "{dataset}"),
     params:
-        **params_of("train_pairs"),
-        code=code_of("triples"),
+        **params_of("triples", "train_pairs"),
     threads: threads_of("triples")
     resources:
         **resources_of("triples"),

@@ -1,4 +1,8 @@
-# Evaluation of test-fold runs with ir_measures: per-query and mean values of the configured metrics.
+# Evaluation of runs with ir_measures: per-query and mean values of the configured metrics. One rule, one script
+# (workflow/scripts/evaluate.py → peftir.evaluation.metrics.measure_run); every other system's evaluation is a
+# `use rule evaluate as evaluate_<system>` variant with its own run, output, log and `evaluation` param (the
+# params of peftir.pipeline.contract.PARAMS it uses, by name): evaluate_reference (semi_siamese.smk), evaluate_dense*
+# (dense.smk), evaluate_clir* (clir.smk), evaluate_splade* (splade.smk).
 
 
 rule evaluate:
@@ -11,8 +15,7 @@ rule evaluate:
     log:
         PATHS.log("evaluate", RUN),
     params:
-        **params_of("metrics", "depth"),
-        code=code_of("evaluate"),
+        **params_of("evaluate", evaluation=("metrics", "depth")),
     threads: threads_of("evaluate")
     resources:
         **resources_of("evaluate"),
@@ -20,15 +23,3 @@ rule evaluate:
         "../../envs/peftir.yaml"
     script:
         "../scripts/evaluate.py"
-
-
-# The tables' reference rows (BM25, the untrained backbone), at the depth the rerankers see.
-use rule evaluate as evaluate_reference with:
-    input:
-        run=lambda wc: plan.reference_run(dict(wc.items())),
-        qrels=PATHS.qrels,
-        folds=PATHS.folds,
-    output:
-        metrics=PATHS.reference_metrics,
-    log:
-        PATHS.log("evaluate", "{dataset}/{reference}/fold{fold}"),

@@ -1,5 +1,5 @@
 """Rule `bm25`: Anserini BM25 run of the dataset's queries (those some job reads candidates of)."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.anserini import bm25_search

@@ -1,8 +1,8 @@
 """Rule `clir_collection`: the cross-lingual test collection (documents, queries, qrels per language; folds)."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.data.clir_collection import make_test_collection
+    from peftir.clir.collection import make_test_collection
 
     languages = smk.params.clir_languages
     make_test_collection(smk.params.clir_collection, dict(smk.input.items()), languages,

@@ -1,5 +1,5 @@
 """Rule `clir_index`: an Anserini index of one language's test documents, with that language's analyzer."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.anserini import index_language

@@ -1,7 +1,7 @@
 """Rule `crate`: a table's or figure's Workflow Run RO-Crate, without model weights (`peftir crate --with-weights`)."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.provenance.crate import make_crate
+    from peftir.app.crate import make_crate
 
     make_crate(smk.input.report, smk.output.crate, smk.params.publication)

@@ -1,5 +1,5 @@
 """Rule `download`: a dataset's documents (and their lookup by id), queries and qrels exported from ir_datasets."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.data.export import export_dataset

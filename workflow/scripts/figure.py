@@ -1,5 +1,5 @@
 """Rule `figure`: one figure (PDF, PNG, JSON) from its runs' metrics."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.reports.figures import make_figure

@@ -1,5 +1,5 @@
 """Rule `folds`: the dataset's queries assigned to cross-validation folds (or pre-assigned splits)."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.data.folds import assign_folds

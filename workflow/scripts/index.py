@@ -1,5 +1,5 @@
 """Rule `index`: an Anserini index of the exported documents."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.retrieval.anserini import index_collection

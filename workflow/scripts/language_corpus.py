@@ -1,8 +1,8 @@
 """Rule `language_corpus`: one language's MLM text (training and held-out lines) from Debian packages."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.data.multilingual_text import build_language_corpus
+    from peftir.clir.multilingual_text import build_language_corpus
 
     settings = smk.params.clir_corpus
     build_language_corpus(smk.wildcards.language, settings["parts"], dict(smk.input.items()), smk.output.corpus,

@@ -1,8 +1,8 @@
 """Rule `mlm_head`: the backbone's MLM head fitted on every language's text, the encoder frozen."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.pretraining.mlm_head import fit_mlm_head
+    from peftir.training.mlm_head import fit_mlm_head
 
     head = smk.params.clir_backbone["mlm_head"]
     fit_mlm_head(smk.input.get("backbone", smk.params.clir_backbone["name"]), list(smk.input.corpora),

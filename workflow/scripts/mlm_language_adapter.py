@@ -1,8 +1,8 @@
 """Rule `mlm_language_adapter`: one language module (adapter or SFTM) trained by MLM on its language's text."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.pretraining.language_module import train_language_module
+    from peftir.clir.language_module import train_language_module
 
     settings = smk.params.language_module
     train_language_module(smk.input.get("backbone", smk.params.clir_backbone_name), smk.input.corpus,

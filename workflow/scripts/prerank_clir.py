@@ -1,8 +1,8 @@
 """Rule `prerank_clir`: one language pair's pre-ranking of its test queries (dense cosine or BM25)."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.retrieval.multilingual_dense import prerank_clir
+    from peftir.clir.prerank import prerank_clir
 
     prerank_clir(smk.wildcards.prerank, smk.params.clir_prerank, smk.wildcards.pair, smk.input.queries,
                  smk.input.folds, smk.input.index, execution=smk.params.execution, threads=smk.threads,

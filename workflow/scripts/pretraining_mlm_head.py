@@ -1,9 +1,9 @@
 """Rule `pretraining_mlm_head`: the pretraining backbone's MLM head fitted on a corpus, the encoder frozen."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.pretraining.mlm_head import fit_mlm_head
-    from peftir.rankers.pretrained import resolve
+    from peftir.training.mlm_head import fit_mlm_head
+    from peftir.contract.backbones import resolve
 
     head = smk.params.pretraining_mlm_head
     fit_mlm_head(smk.input.get("backbone", resolve(head["backbone"])), [smk.input.docs], [smk.input.heldout],

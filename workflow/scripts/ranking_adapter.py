@@ -1,9 +1,9 @@
 """Rule `ranking_adapter`: one ranking module (RA, RM or monoBERT) trained on the English relevance data."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.rankers.inputs import Collection
-    from peftir.training.ranking_module import train_ranking_module
+    from peftir.models.inputs import Collection
+    from peftir.clir.ranking_module import train_ranking_module
 
     settings = smk.params.ranking_module
     train_ranking_module(smk.input.get("backbone", smk.params.clir_backbone_name), smk.input.get("language_module"),

@@ -1,9 +1,9 @@
 """Rule `rerank`: the test fold's BM25 candidates reranked with a trained run's kept weights."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.rankers.inputs import Collection
-    from peftir.rankers.rerank import rerank_test_fold
+    from peftir.models.inputs import Collection
+    from peftir.semi_siamese.rerank import rerank_test_fold
 
     rerank_test_fold(
         Collection.of(dict(smk.input.items())), smk.input.candidates,

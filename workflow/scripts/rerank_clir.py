@@ -1,8 +1,8 @@
 """Rule `rerank_clir`: one composed system reranks one language pair's pre-ranking of its test queries."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.rankers.modular_reranker import rerank_clir
+    from peftir.clir.reranker import rerank_clir
 
     rerank_clir(smk.input.get("backbone", smk.params.clir_backbone_name), smk.params.clir_system,
                 smk.input.ranking_module, list(smk.input.language_modules), smk.wildcards.pair, smk.input.queries,

@@ -1,7 +1,7 @@
 """Rule `splade_teacher`: a cross-encoder's scores of a dataset's training queries (MarginMSE) as a run."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.sparse.teacher import write_teacher_run
+    from peftir.splade.teacher import write_teacher_run
 
     print(write_teacher_run(smk.params.splade_teacher["scores"], smk.input.folds, smk.output.run))

@@ -1,9 +1,9 @@
 """Rules `train` and `train_first_stage`: one ranker × method trained on one fold with one seed."""
-from peftir.workflow.job import job, job_key
+from peftir.pipeline.job import job, job_key
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
-    from peftir.rankers.inputs import Collection
-    from peftir.training.train_ranker import train_ranker
+    from peftir.models.inputs import Collection
+    from peftir.semi_siamese.train_ranker import train_ranker
 
     train_ranker(
         Collection.of(dict(smk.input.items())), smk.input.candidates,

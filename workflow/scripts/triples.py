@@ -1,5 +1,5 @@
 """Rule `triples`: a dataset's fixed training triples (MS MARCO), from its training split."""
-from peftir.workflow.job import job
+from peftir.pipeline.job import job
 
 with job(snakemake) as smk:  # noqa: F821 (snakemake is injected by Snakemake)
     from peftir.data.triples import make_triples

@@ -110,7 +110,7 @@ def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]] | 
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
-def answered(run: Run) -> set[str]:
+def answered_queries(run: Run) -> set[str]:
     """The queries of a run with at least one document."""
     return {qid for qid, docs in run.items() if docs}
 

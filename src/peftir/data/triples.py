@@ -1,7 +1,7 @@
 """Fixed training triples for collections whose training data comes as triples (MS MARCO).
 
 The released Semi-Siamese code trains on MS MARCO from the official training triples, read in file
-order (Robust04 and ClueWeb09b sample from BM25 candidates instead, ``peftir.training.loop``). The
+order (Robust04 and ClueWeb09b sample from BM25 candidates instead, ``peftir.semi_siamese.loop``). The
 ``triples`` rule writes them once, as ``qid<TAB>relevant<TAB>non-relevant`` lines:
 
 - ``docpairs``: the training split's own triples in ir_datasets (MS MARCO passage's official
@@ -30,7 +30,6 @@ from .folds import read_folds
 from .trec import Qrels, read_qrels
 
 Triple = tuple[str, str, str]
-SOURCES = ("bm25", "docpairs", "doctriples")      # bm25: no file, sampled from the BM25 candidates per epoch
 
 
 def doc_triples(scored: Iterable[Any], qrels: Qrels, train: set[str], rng: random.Random,

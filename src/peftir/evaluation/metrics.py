@@ -1,7 +1,7 @@
 """Ranking metrics with ir_measures, so every number has trec_eval's (or MS MARCO's) semantics.
 
 Metric names are ir_measures' own (``P@20``, ``nDCG@20``, ``RR@10``, ``AP``, ``R@1000``), checked
-and mapped to the provider that computes them in ``peftir.layout``. Which queries count is the
+and mapped to the provider that computes them in ``peftir.contract.measures``. Which queries count is the
 same for every measure: the test queries with at least one relevant judgment (as trec_eval skips
 the others); such a query missing from the run scores 0 (trec_eval -c).
 """
@@ -11,11 +11,12 @@ import json
 import os
 from pathlib import Path
 from statistics import fmean
+from typing import Mapping
 
 from ..data import folds
-from ..data.trec import Qrels, Run, answered, read_qrels, read_run, report_missing
+from ..data.trec import Qrels, Run, answered_queries, read_qrels, read_run, report_missing
 from ..files import atomic_write
-from ..layout import measure, measure_provider
+from ..contract.measures import R_FLOPS, measure, measure_provider
 
 PerQuery = dict[str, dict[str, float]]
 
@@ -72,14 +73,70 @@ def evaluate_queries(run_path: str | os.PathLike, qrels_path: str | os.PathLike,
         run = {qid: {doc: score for doc, score in docs.items() if doc != qid} for qid, docs in run.items()}
     qrels = read_qrels(qrels_path)
     summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)
-    return {**summary, "missing_from_run": report_missing(answered(run), evaluated_qids(qrels, test), str(run_path))}
+    missing = report_missing(answered_queries(run), evaluated_qids(qrels, test), str(run_path))
+    return {**summary, "missing_from_run": missing}
 
 
-def measure_fold(run_path: str, qrels_path: str, folds_path: str, fold: str, metrics: list[str],
-                 depth: int | None, output: str, about: dict) -> None:
-    """The ``evaluate`` rules: a run's per-query and mean metrics on a fold's test queries, as JSON."""
-    summary = evaluate_fold(run_path, qrels_path, folds_path, fold, metrics, depth)
-    write_metrics(output, summary, extra={"run": run_path, "qrels": qrels_path, **about})
+def evaluated_queries(folds_path: str | os.PathLike, fold: str, scope: str) -> list[str]:
+    """The test queries of ``fold`` (``scope: fold``) or every test query of the collection (``all``)."""
+    doc = folds.read_folds(folds_path)
+    return folds.rotation(doc, fold)["test"] if scope == "fold" else folds.test_queries(doc)
+
+
+def evaluate_scoped(run_path: str, qrels_path: str, folds_path: str, fold: str, flops: str | None,
+                    spec: Mapping) -> dict:
+    """A scoped evaluation (SPLADE's runs, a dense run of another query set): the run's summary on the
+    ``spec['scope']`` test queries (``evaluated_queries``: a retriever on the collection it trained on is evaluated on
+    its fold's test queries, on another — TREC DL beside MS MARCO, a BEIR collection zero-shot — on every test
+    query), its ``spec['metrics']`` and, given the search's ``flops``, R-FLOPS: the per-query FLOPS the search
+    measured (``peftir.splade.impact.query_flops``) over the same evaluated queries, so its mean over a fold's test
+    queries is the paper's R-FLOPS over that query set and a table column like MRR@10 (BM25's run has none). With
+    ``spec['drop_self_hits']``, as BEIR and the released ``beir_eval.py`` evaluate: ArguAna's and Quora's queries
+    are documents of their corpora and would otherwise find themselves at rank 1."""
+    summary = evaluate_queries(run_path, qrels_path, evaluated_queries(folds_path, fold, spec["scope"]),
+                               list(spec["metrics"]), drop_self_hits=spec.get("drop_self_hits", False))
+    if flops is None:
+        return summary
+    measured = json.loads(Path(flops).read_text())["per_query"]
+    missing = sorted(set(summary["per_query"]) - set(measured))
+    if missing:
+        raise ValueError(f"{flops}: no FLOPS for the evaluated queries {missing[:5]}: not the search of {run_path}")
+    for qid, values in summary["per_query"].items():
+        values[R_FLOPS] = measured[qid]
+    summary["metrics"].append(R_FLOPS)
+    summary["mean"][R_FLOPS] = fmean(values[R_FLOPS] for values in summary["per_query"].values())
+    return summary
+
+
+# An evaluate job's one ``evaluation`` param holds the params (``peftir.pipeline.contract.PARAMS``) its variant is
+# given, by name: metric names, at the rerankers' ``depth`` (``metrics``: the evaluate rule's) or at the run's own
+# depth (``dense_metrics``, ``clir_metric``), or a scoped evaluation (``splade_evaluation``, ``dense_evaluation``:
+# metrics, which test queries, drop_self_hits).
+METRIC_PARAMS = ("metrics", "dense_metrics", "clir_metric")
+SCOPED_EVALUATIONS = ("splade_evaluation", "dense_evaluation")
+
+
+def evaluation_summary(run_path: str, qrels_path: str, folds_path: str, fold: str, evaluation: Mapping,
+                       flops: str | None = None) -> dict:
+    """What an evaluate job writes (``measure_run``) and the audit recomputes: ``evaluate_scoped`` for a scoped
+    evaluation, else ``evaluate_fold`` on the fold's test queries."""
+    scoped = [evaluation[name] for name in SCOPED_EVALUATIONS if name in evaluation]
+    if scoped:
+        return evaluate_scoped(run_path, qrels_path, folds_path, fold, flops, scoped[0])
+    metrics = next((evaluation[name] for name in METRIC_PARAMS if name in evaluation), None)
+    if metrics is None:
+        raise ValueError(f"an evaluation names its metrics in one of {METRIC_PARAMS + SCOPED_EVALUATIONS}, "
+                         f"not in {sorted(evaluation)}")
+    return evaluate_fold(run_path, qrels_path, folds_path, fold, metrics, evaluation.get("depth"))
+
+
+def measure_run(run_path: str, qrels_path: str, folds_path: str, fold: str, evaluation: Mapping, output: str,
+                about: dict, flops: str | None = None) -> None:
+    """Every evaluate rule (``evaluate`` and its variants): a run's per-query and mean metrics on its test queries
+    (``evaluation_summary``), as JSON; a scoped evaluation's file also names the search's FLOPS file (None: none)."""
+    scoped = any(name in evaluation for name in SCOPED_EVALUATIONS)
+    extra = {"run": run_path, "qrels": qrels_path, **({"flops": flops} if scoped else {}), **about}
+    write_metrics(output, evaluation_summary(run_path, qrels_path, folds_path, fold, evaluation, flops), extra=extra)
 
 
 def write_metrics(path: str | os.PathLike, summary: dict, extra: dict) -> None:

@@ -10,7 +10,7 @@ are configuration and not checked; a library running a module on its own tensors
 (``bookkeeping``).
 
 Off by default (no hook, no cost). With ``PEFTIR_SEAM_AUDIT`` set to a directory, every job
-(``peftir.workflow.job``) records its models' calls and writes ``<rule>-<pid>.json`` there; tests call
+(``peftir.pipeline.job``) records its models' calls and writes ``<rule>-<pid>.json`` there; tests call
 ``recording()``. Float tensors entering a model come from another model's output or a loss (pooled vectors, the
 hidden states an MLM head reads) and are checked for their device only.
 """
@@ -131,7 +131,7 @@ def _on(tensor: torch.Tensor, device: torch.device) -> bool:
     return tensor.device.type == device.type and (device.index is None or tensor.device.index == device.index)
 
 
-def placed(model: nn.Module, device: torch.device) -> None:
+def record_placement(model: nn.Module, device: torch.device) -> None:
     """``Execution.place`` calls this: the model and every module in it count as placed on ``device``."""
     if _active is None:
         return

@@ -3,7 +3,7 @@
 The Python side of every job bounds its own memory (the data paths stream; see the memory benchmarks). A JVM
 instead sizes its heap from the machine — a quarter of it, 128 GB on a 512 GB node — and a long Anserini search
 grows into it, far beyond what the job asked SLURM for. So the job publishes its budget (``publish``, called by
-``peftir.workflow.job``) and Anserini's JVM takes ``JAVA_SHARE`` of it as its maximum heap (``java_heap_mb``),
+``peftir.pipeline.job``) and Anserini's JVM takes ``JAVA_SHARE`` of it as its maximum heap (``java_heap_mb``),
 leaving the rest to the job's Python process.
 """
 from __future__ import annotations

@@ -72,7 +72,7 @@ class Execution:
         """``model`` on the device, with this execution kept on it for its forward passes (``model.execution``)."""
         model.to(self.device)
         model.execution = self
-        audit.placed(model, self.device)
+        audit.record_placement(model, self.device)
         return model
 
     def inputs(self, batch: Any) -> Any:

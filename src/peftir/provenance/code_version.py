@@ -19,7 +19,7 @@ from pathlib import Path
 
 PACKAGE = "peftir"
 # Running, logging and recording jobs does not change what they compute.
-INFRASTRUCTURE = ("peftir.workflow", "peftir.provenance", "peftir.files")
+INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.files")
 LOGGING_CALLS = {"debug", "info", "warning", "error", "exception"}
 
 

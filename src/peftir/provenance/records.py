@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..files import atomic_write
-from ..layout import RESULTS
+from ..contract.paths import RESULTS
 
 RECORDS = Path(RESULTS) / "provenance"
 CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order

@@ -4,7 +4,7 @@ A table is a list of cells, one per printed number, in print order (``table_cell
 reference rows (BM25, the untrained backbone), then per ranker group its method rows (mean over all folds × seeds, per-seed
 means, the one-tailed t-test against the group's full fine-tuning row, the runs and per-query
 values behind it) and its "Improvement (%)" row. ``peftir.reports.tables`` lays the cells out;
-``peftir.provenance.audit`` recomputes them.
+``peftir.app.audit`` recomputes them.
 """
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def improvement_cell(cells: list[dict], baseline: dict) -> dict:
 def table_cells(layout: dict, records: list[RunRecord], references: dict[str, dict[str, list[str]]]) -> list[dict]:
     """Every printed number of a table, in print order (see the module's docstring).
 
-    ``layout`` is the table's layout param (``peftir.layout.report_layout``); ``references`` maps each
+    ``layout`` is the table's layout param (``peftir.semi_siamese.contract.report_layout``); ``references`` maps each
     reference system (``bm25``, ``backbone``) and dataset to the system's per-fold metrics files.
     """
     columns = [(dataset, label, metric) for dataset, label in layout["datasets"] for metric in layout["metrics"]]

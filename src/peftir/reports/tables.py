@@ -17,7 +17,6 @@ import re
 import pandas as pd
 
 from ..files import atomic_write
-from ..layout import artefact
 from .cells import RunRecord, table_cells
 
 P_NOTE = r"$^{*}p \le 0.05$, $^{**}p \le 0.01$ (1-tailed)"
@@ -50,17 +49,6 @@ def run_records(metrics_files: list[str], summaries: list[str]) -> list[RunRecor
     return records
 
 
-def reference_files(metrics_files: list[str]) -> dict[str, dict[str, list[str]]]:
-    """The reference rows' per-fold metrics files by system and dataset (read from their paths)."""
-    found: dict[str, dict[str, list[str]]] = {}
-    for path in metrics_files:
-        kind = artefact(path)
-        if kind is None or kind[0] != "reference_metrics":
-            raise ValueError(f"{path} is not a reference system's metrics file")
-        found.setdefault(kind[1]["reference"], {}).setdefault(kind[1]["dataset"], []).append(path)
-    return found
-
-
 def table_frame(layout: dict, records: list[RunRecord], references: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
     """One row per printed number, in print order (columns: see ``peftir.reports.cells``); object columns,
     so a missing value stays None (no NaN) and a count an int."""
@@ -74,7 +62,7 @@ def _shown(cell: pd.Series) -> str:
 
 def render_latex(frame: pd.DataFrame, name: str, caption: str, note: str = P_NOTE, row_title: str = ROW_TITLE) -> str:
     """A complete ``table*`` float in the layout of the paper's Tables 3-7 (needs booktabs and multirow);
-    another paper's tables (``peftir.reports.clir``) name their own test in ``note`` and rows in ``row_title``."""
+    another paper's tables (``peftir.clir.reports``) name their own test in ``note`` and rows in ``row_title``."""
     rows = list(dict.fromkeys(zip(frame["group"], frame["label"])))
     columns = list(dict.fromkeys(zip(frame["dataset_label"], frame["metric"])))
     values = frame.assign(shown=frame.apply(_shown, axis=1))
@@ -114,10 +102,3 @@ def read_table(json_path: str | os.PathLike) -> pd.DataFrame:
     """A table's cells back from its JSON twin."""
     with open(json_path) as handle:
         return pd.DataFrame(json.load(handle), dtype=object)
-
-
-def make_table(layout: dict, metrics: list[str], summaries: list[str], reference: list[str], tex: str, json_path: str,
-               csv_path: str) -> None:
-    """The ``table`` rule: one result table from its runs' metrics and summaries and the reference systems'."""
-    frame = table_frame(layout, run_records(metrics, summaries), reference_files(reference))
-    write_table(frame, layout["name"], layout["caption"], tex, json_path, csv_path)

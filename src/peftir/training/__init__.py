@@ -1,2 +1,2 @@
-"""Training: the paper's loop (loss, triples, epochs), checkpoints to resume, and the `train` rule's job; for the
-modular CLIR system, fixed-step training (``steps``), MLM data (``mlm``) and ranking modules (``ranking_module``)."""
+"""Training machinery the systems share: checkpoints to resume (``checkpoint``), fixed-step training (``steps``),
+validation during training (``validated``), MLM data and heads (``mlm``, ``mlm_head``) and passage groups."""

@@ -18,7 +18,7 @@ from torch import nn
 from ..data import trec
 from ..evaluation.metrics import evaluate_run
 from ..files import atomic_directory, write_json
-from ..methods.learned import learned_state, load_learned_state
+from ..models.learned import learned_state, load_learned_state
 from .steps import train_updates
 
 VALIDATION_METRIC = "RR@10"        # when the settings name none

@@ -1,0 +1,467 @@
+"""A result as a Workflow Run RO-Crate a reviewer can verify: ``peftir crate results/tables/table5.tex``.
+
+The crate holds one table (or figure) and everything behind it, described in the Provenance Run Crate
+profile (0.5, on RO-Crate 1.1, as the Workflow Run Crate profiles are defined; the ``rocrate`` library
+writes it):
+
+- the workflow as the crate's ``ComputationalWorkflow`` (the Snakefile, with every tracked file of the
+  checkout at the commit the table was built at, from git: rules, scripts, the ``peftir`` package,
+  ``config.yaml`` and the configurations), each rule a ``HowToStep`` whose tool is its script;
+- one ``CreateAction`` per job of the result's chain (the table's runs, their weights, BM25, the
+  export...), its rule's script as ``instrument``, its inputs and params (``PropertyValue``) as
+  ``object``, its outputs as ``result``, with start and end times; ``ControlAction`` s tie jobs to
+  steps and an ``OrganizeAction`` (Snakemake) to the run of the workflow, whose result is the table;
+- every file of the chain, with its sha256 and size, its provenance record, and the config overlays
+  the run used; software versions and the commit;
+- the authors named in the config's ``publication`` (or ``--author``), as the crate's ``author`` and the
+  ``agent`` of its actions, and the licence of its content.
+
+Left out, and described by path, sha256, size and why: model weights (``--with-weights`` puts them
+in), the documents of licensed collections (their ir_datasets id and licence are said; never copied),
+and with ``--no-collections`` the exported documents and indexes of public ones (too large to ship,
+made again byte for byte by the ``download`` and ``index`` rules). ``peftir audit --crate`` unpacks a
+crate and audits it as in place, skipping only what was left out by design.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..contract.paths import RESULTS
+from ..pipeline.contract import artefact
+from ..provenance import records
+
+CRATE_VERSION = "1.1"           # the Workflow Run Crate profiles 0.5 are defined on RO-Crate 1.1
+PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
+            "Workflow Run Crate": "https://w3id.org/ro/wfrun/workflow/0.5",
+            "Provenance Run Crate": "https://w3id.org/ro/wfrun/provenance/0.5",
+            "Workflow RO-Crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
+SNAKEMAKE = "https://snakemake.github.io"
+LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
+WEIGHTS = ("weights", "first_stage_weights", "clir_backbone", "clir_mlm_backbone", "language_module",
+           "ranking_module", "pretraining_mlm_backbone", "pretrained", "retriever_model", "splade_model",
+           "reranker_model")
+# a corpus's vectors (faiss; SPLADE's impact index): as large as weights, made from them
+DENSE_INDEXES = ("dense_index", "untrained_index", "splade_index")
+COLLECTION = ("docs", "docs_lookup", "index", "clir_package", "clir_corpus", "clir_heldout", "clir_docs",
+              "clir_index", "clir_dense_index")
+STEP_ORDER = ("download", "folds", "triples", "index", "bm25", "zero_shot", "train_first_stage", "train",
+              "rerank", "evaluate_reference", "evaluate", "table", "figure",
+              "debian_package", "language_corpus", "clir_collection", "clir_index", "clir_dense_index",
+              "multilingual_backbone", "mlm_head", "mlm_language_adapter", "ranking_adapter", "prerank_clir",
+              "rerank_clir", "evaluate_clir_prerank", "evaluate_clir", "clir_table", "clir_figure")
+MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "application/x-tex",
+         ".csv": "text/csv", ".pdf": "application/pdf", ".png": "image/png", ".yaml": "application/yaml",
+         ".tsv": "text/tab-separated-values", ".txt": "text/plain", ".run": "text/plain", ".md": "text/markdown",
+         ".sqlite": "application/vnd.sqlite3", ".py": "text/x-python", ".smk": "text/x-python",
+         ".toml": "application/toml", ".rst": "text/x-rst", ".html": "text/html"}
+LICENCES = {"https://spdx.org/licenses/CC-BY-4.0": "Creative Commons Attribution 4.0 International"}
+AUTHOR = re.compile(r"^(?P<name>[^<>]*[^<> ])(?: <(?P<url>https?://[^<> ]+)>)?$")   # as the config schema's
+
+
+class CrateError(Exception):
+    """A crate that cannot be made or read as asked; the message says why."""
+
+
+@dataclass
+class Chain:
+    """The jobs behind a result: each job's record once (a record is stored beside each of its outputs)."""
+
+    jobs: dict[tuple[str, ...], dict] = field(default_factory=dict)     # by the job's outputs
+    files: dict[str, dict] = field(default_factory=dict)                # every file → its job's record
+
+    def add(self, path: str) -> bool:
+        if path in self.files:
+            return False
+        record = records.read_record(path)
+        outputs = tuple(sorted(p for files in record["outputs"].values() for p in files))
+        record = self.jobs.setdefault(outputs, record)
+        for output in outputs:
+            self.files[output] = record
+        return True
+
+
+def chain_of(report: str) -> Chain:
+    """Every job and file behind ``report`` (a table's .tex or a figure's .pdf), walking the records' inputs."""
+    chain, pending = Chain(), [report]
+    while pending:
+        path = pending.pop()
+        if not chain.add(path):
+            continue
+        for files in chain.files[path]["inputs"].values():
+            pending.extend(p for p in files if Path(p).parts[:1] == (RESULTS,))
+    return chain
+
+
+def _licensed(record: dict) -> tuple[str, str] | None:
+    """The licensed collection a job read (its name and licence), from its params: a dataset's ``export``
+    (ir_datasets) or the CLIR ``clir_collection`` (local files or ir_datasets)."""
+    export = record["params"].get("export") or {}
+    if export.get("licence"):
+        return export["irds"], export["licence"]
+    collection = record["params"].get("clir_collection") or {}
+    if collection.get("licence"):
+        return collection.get("irds") or collection.get("path") or collection["source"], collection["licence"]
+    return None
+
+
+def left_out(path: str, record: dict, with_weights: bool, collections: bool) -> str | None:
+    """Why a file of the chain stays out of the crate (None: it goes in)."""
+    kind = (artefact(path) or ("",))[0]
+    if kind in WEIGHTS and not with_weights:
+        return "model weights: referenced by hash; `peftir crate --with-weights` includes them"
+    if kind in DENSE_INDEXES and not with_weights:
+        return ("a corpus's vectors (faiss, or SPLADE's impact index), made from the retriever's weights: "
+                "referenced by hash; `peftir crate --with-weights` includes them")
+    if kind in COLLECTION:
+        licensed = _licensed(record)
+        if licensed:
+            return (f"documents of a licensed collection ({licensed[0]}): never copied; obtain {licensed[1]} "
+                    f"and run the rule {record['rule']} to make the file again")
+        if not collections:
+            return f"a collection's text or index: left out (--no-collections); the rule {record['rule']} " \
+                   "makes it again, byte for byte"
+    return None
+
+
+def _licence_of(chain: Chain) -> list[dict]:
+    """The licensed collections the chain draws on: their names and licences (from the jobs' params)."""
+    found = dict(filter(None, map(_licensed, chain.jobs.values())))
+    return [{"irds": name, "licence": licence} for name, licence in sorted(found.items())]
+
+
+def _git(checkout: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True)
+    if done.returncode:
+        raise CrateError(f"git {' '.join(args)} in {checkout}: {done.stderr.decode().strip()}")
+    return done.stdout
+
+
+def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path) -> list[str]:
+    """The workflow's files as they ran, written under ``into``; their paths. Every file tracked at ``commit``;
+    for a result built from a checkout with uncommitted changes, the checkout's files (tracked and new, not
+    ignored) as they are now, which is the nearest to what ran (the records' code digests say exactly)."""
+    try:
+        _git(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
+    except CrateError:
+        raise CrateError(f"the result was built at commit {commit}, which the checkout {checkout} does not have: "
+                         f"fetch it (git fetch) and run again") from None
+    if dirty:
+        listed = _git(checkout, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        paths = [p for p in listed.decode().split("\0") if p and (checkout / p).is_file()]
+        read = lambda path: (checkout / path).read_bytes()          # noqa: E731
+    else:
+        paths = [p for p in _git(checkout, "ls-tree", "-r", "--name-only", "-z", commit).decode().split("\0") if p]
+        read = lambda path: _git(checkout, "show", f"{commit}:{path}")     # noqa: E731
+    for path in paths:
+        target = into / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(read(path))
+    return paths
+
+
+def _media(path: str) -> str:
+    """The file's media type, as RO-Crate recommends for data entities (octet-stream where none fits)."""
+    return MEDIA.get(Path(path).suffix, "text/plain" if Path(path).name in ("Snakefile", "Makefile")
+                     else "application/octet-stream")
+
+
+def _one(values: list) -> object:
+    """RO-Crate 1.1 prefers a single value to a one-element list."""
+    return values[0] if len(values) == 1 else values
+
+
+class CrateWriter:
+    """Builds the RO-Crate of one chain with ``rocrate``; staging files in a temporary directory."""
+
+    def __init__(self, report: str, chain: Chain, checkout: Path, staging: Path, with_weights: bool,
+                 collections: bool, licence: str, authors: list[str]) -> None:
+        from rocrate.model.contextentity import ContextEntity
+        from rocrate.rocrate import ROCrate
+
+        self.report, self.chain, self.checkout, self.staging = report, chain, checkout, staging
+        self.Entity = ContextEntity
+        self.crate = ROCrate(version=CRATE_VERSION)
+        self.crate.metadata.extra_terms = {"sha256": "http://schema.org/sha256"}   # not in RO-Crate 1.1's context
+        self.entities: dict[str, object] = {}
+        self.with_weights, self.collections, self.licence = with_weights, collections, licence
+        self.table_record = chain.files[report]
+        self.authors = [self.person(author) for author in authors]
+
+    def person(self, author: str) -> object:
+        """``Name`` or ``Name <URL>`` (an ORCID, say) as a Person, identified by its URL where it has one."""
+        found = AUTHOR.match(author)
+        if not found:
+            raise CrateError(f"author {author!r}: give a name, or a name and its URL: "
+                             "'Ada Lovelace <https://orcid.org/0000-0000-0000-0000>'")
+        identifier = found["url"] or "#author/" + re.sub(r"[^A-Za-z0-9]+", "-", found["name"]).strip("-").lower()
+        return self.crate.add(self.Entity(self.crate, identifier, properties={"@type": "Person",
+                                                                               "name": found["name"]}))
+
+    def by_authors(self, properties: dict) -> dict:
+        """An action's properties with its agents, the authors, where there are any."""
+        return {**properties, "agent": _one(self.authors)} if self.authors else properties
+
+    # --- files -------------------------------------------------------------------------------------
+    def data_file(self, path: str, record: dict | None) -> object:
+        """The crate's entity of a result file: in the crate (sha256, size), or described and left out."""
+        if path in self.entities:
+            return self.entities[path]
+        digest = next((h for files in record["outputs"].values() for p, h in files.items() if p == path), None) \
+            if record else None
+        source = Path(path)
+        why = left_out(path, record, self.with_weights, self.collections) if record else None
+        properties = {"name": path, "sha256": digest or records.sha256(source)}
+        if source.is_file():
+            properties["contentSize"] = str(source.stat().st_size)
+        if not source.is_dir():
+            properties["encodingFormat"] = _media(path)
+        if why:
+            entity = self.crate.add(self.Entity(self.crate, f"#left-out/{path}", properties={
+                "@type": "File" if not source.is_dir() else "Dataset", **properties, "additionalType": LEFT_OUT,
+                "description": why}))
+        elif source.is_dir():     # a Dataset written whole (its files not listed one by one)
+            entity = self.crate.add_dataset(str(source), dest_path=path, properties=properties)
+        else:
+            entity = self.crate.add_file(str(source), dest_path=path, properties=properties)
+        self.entities[path] = entity
+        return entity
+
+    def record_file(self, path: str) -> None:
+        record = records.record_path(path)
+        about = self.data_file(path, self.chain.files.get(path))
+        self.crate.add_file(str(record), dest_path=record.as_posix(), properties={
+            "name": f"provenance record of {path}", "sha256": records.sha256(record),
+            "encodingFormat": "application/json", "about": {"@id": about.id}})
+
+    # --- workflow ----------------------------------------------------------------------------------
+    def workflow(self) -> object:
+        """The Snakefile as the crate's main ComputationalWorkflow (and HowTo: it has steps), every file tracked
+        at the table's commit beside it (the rules' scripts, its tools, typed as software), and the software
+        versions the jobs ran with."""
+        git = self.table_record["git"]
+        source = self.staging / "workflow"
+        tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source)
+        tools = {record["params"]["code"]["script"] for record in self.chain.jobs.values()}
+        workflow = self.crate.add_workflow(
+            str(source / "Snakefile"), "Snakefile", main=True, lang="snakemake",
+            lang_version=self.table_record["versions"].get("snakemake"),
+            properties={"@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"],
+                        "name": "PEFT-IR Repro", "version": git["commit"],
+                        "description": f"The workflow at commit {git['commit']}"
+                                       + (" with the uncommitted changes of the checkout it ran from (its files "
+                                          "as they were when the crate was made)" if git["dirty"] else "")})
+        for path in tracked:
+            if path == "Snakefile":
+                continue
+            properties = {"name": path, "sha256": records.sha256(source / path), "encodingFormat": _media(path)}
+            if path in tools:
+                properties.update({"@type": ["File", "SoftwareSourceCode"], "version": git["commit"],
+                                   "description": "a rule's script: it calls one function of the peftir package"})
+            if path == "README.md":
+                properties["about"] = {"@id": "./"}
+            self.entities[path] = self.crate.add_file(str(source / path), dest_path=path, properties=properties)
+        workflow["hasPart"] = _one([self.entities[path] for path in sorted(tools)])   # the tools it orchestrates
+        workflow["softwareRequirements"] = [self.crate.add(self.Entity(
+            self.crate, f"https://pypi.org/project/{name}/{version}/",
+            properties={"@type": "SoftwareApplication", "name": name, "version": version,
+                        "url": f"https://pypi.org/project/{name}/{version}/"}))
+            for name, version in sorted(self.table_record["versions"].items()) if version and name != "peftir"]
+        return workflow
+
+    def steps(self, workflow: object) -> dict[str, tuple[object, object]]:
+        """Per rule of the chain, its HowToStep and its tool (the rule's script), in the DAG's order."""
+        rules = sorted({record["rule"] for record in self.chain.jobs.values()},
+                       key=lambda rule: STEP_ORDER.index(rule) if rule in STEP_ORDER else len(STEP_ORDER))
+        made = {}
+        for position, rule in enumerate(rules):
+            script = next(record["params"]["code"]["script"] for record in self.chain.jobs.values()
+                          if record["rule"] == rule)
+            tool = self.entities[script]
+            step = self.crate.add(self.Entity(self.crate, f"#step/{rule}", properties={
+                "@type": "HowToStep", "name": f"rule {rule}", "position": str(position),
+                "workExample": {"@id": tool.id}}))
+            made[rule] = (step, tool)
+        workflow["step"] = _one([step for step, _ in made.values()])
+        return made
+
+    def config_file(self, entry: dict) -> object:
+        """A config file of the run: the commit's own (tracked), else the file the run read (an overlay in
+        the checkout or beside ``results/``), at its recorded path; one kept elsewhere is only described."""
+        path = entry["path"]
+        if entry["base"] == "absolute":
+            return self.crate.add(self.Entity(self.crate, f"#left-out/{path}", properties={
+                "@type": "File", "name": path, "sha256": entry["sha256"], "additionalType": LEFT_OUT,
+                "description": "a config overlay kept outside the checkout and the working directory: keep "
+                               "overlays beside results/ so that a crate carries them"}))
+        if path not in self.entities:
+            source = records.config_path(entry, self.checkout)
+            self.entities[path] = self.crate.add_file(str(source), dest_path=path, properties={
+                "name": path, "sha256": records.sha256(source), "encodingFormat": "application/yaml"})
+        return self.entities[path]
+
+    def parameter(self, name: str, value: object) -> object:
+        text = json.dumps(value, sort_keys=True)
+        identifier = f"#param/{name}/{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        if identifier not in self.entities:
+            self.entities[identifier] = self.crate.add(self.Entity(self.crate, identifier, properties={
+                "@type": "PropertyValue", "name": name, "value": text}))
+        return self.entities[identifier]
+
+    def jobs(self, steps: dict) -> list[object]:
+        controls = []
+        for index, (outputs, record) in enumerate(sorted(self.chain.jobs.items())):
+            step, tool = steps[record["rule"]]
+            wildcards = ", ".join(f"{k}={v}" for k, v in sorted(record["wildcards"].items()))
+            inputs = [self.data_file(p, self.chain.files.get(p)) for files in record["inputs"].values() for p in files]
+            params = [self.parameter(name, value) for name, value in sorted(record["params"].items())]
+            job = self.crate.add_action(tool, f"#job/{index}", object=_one(inputs + params),
+                                        result=_one([self.data_file(p, record) for p in outputs]),
+                                        properties=self.by_authors({
+                "name": f"{record['rule']} ({wildcards})" if wildcards else record["rule"],
+                "description": f"job of rule {record['rule']} on {record['host']}"
+                               + (f", SLURM job {record['slurm_job_id']}" if record["slurm_job_id"] else ""),
+                "startTime": record["started"], "endTime": record["ended"]}))
+            controls.append(self.crate.add(self.Entity(self.crate, f"#control/{index}", properties={
+                "@type": "ControlAction", "name": f"orchestrate {job['name']}", "instrument": {"@id": step.id},
+                "object": {"@id": job.id}})))
+            for output in outputs:
+                self.record_file(output)
+        return controls
+
+    def build(self, output: Path) -> None:
+        crate, table = self.crate, self.table_record
+        root = crate.root_dataset
+        profiles = [crate.add(self.Entity(crate, uri, properties={"@type": "CreativeWork", "name": name,
+                                                                  "version": uri.rsplit("/", 1)[1]}))
+                    for name, uri in PROFILES.items()]
+        workflow = self.workflow()
+        steps = self.steps(workflow)
+        controls = self.jobs(steps)
+        configs = [self.config_file(entry) for entry in table["configfiles"]]
+        results = [self.entities[p] for p in sorted(self.chain.files) if self.chain.files[p] is table]
+        started = min(r["started"] for r in self.chain.jobs.values())
+        ended = max(r["ended"] for r in self.chain.jobs.values())
+        run = crate.add_action(workflow, "#run", object=_one(configs), result=_one(results),
+                               properties=self.by_authors({
+            "name": f"the run of the workflow that made {self.report}", "startTime": started, "endTime": ended,
+            "description": "the jobs of this result's chain: each is a CreateAction of its rule's script"}))
+        engine = crate.add(self.Entity(crate, SNAKEMAKE, properties={
+            "@type": "SoftwareApplication", "name": "Snakemake", "url": SNAKEMAKE,
+            "version": table["versions"].get("snakemake")}))
+        crate.add(self.Entity(crate, "#orchestration", properties=self.by_authors({
+            "@type": "OrganizeAction", "name": "Snakemake's run of the jobs", "instrument": {"@id": engine.id},
+            "object": controls, "result": {"@id": run.id}})))
+        root["name"] = f"PEFT-IR Repro: {self.report}"
+        root["description"] = (f"{self.report} and every job, file, config and code version behind it (commit "
+                               f"{table['git']['commit']}); audit with `peftir audit --crate`")
+        root["license"] = crate.add(self.Entity(crate, self.licence, properties={
+            "@type": "CreativeWork", "name": LICENCES.get(self.licence, self.licence), "url": self.licence}))
+        root["datePublished"] = records.now()
+        if self.authors:
+            root["author"] = _one(self.authors)
+        root["conformsTo"] = profiles
+        root["mentions"] = [run] + [crate.get(f"#job/{i}") for i in range(len(self.chain.jobs))]
+        root["about"] = self.entities[self.report]
+        licensed = _licence_of(self.chain)
+        if licensed:
+            root["usageInfo"] = "; ".join(f"{item['irds']}: {item['licence']}" for item in licensed)
+        written = self.staging / "crate"
+        crate.write(written)
+        zip_tree(written, output)
+
+
+def zip_tree(tree: Path, output: Path) -> None:
+    """Zip a written crate with an entry for every directory too (a Dataset's payload is its directory), in
+    name order and with fixed dates, so the same crate gives the same bytes."""
+    with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(tree.rglob("*")):
+            name = path.relative_to(tree).as_posix() + ("/" if path.is_dir() else "")
+            entry = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            entry.external_attr = (0o40755 if path.is_dir() else 0o100644) << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            if path.is_dir():
+                archive.writestr(entry, b"")
+                continue
+            with open(path, "rb") as source, archive.open(entry, "w", force_zip64=True) as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+
+
+def build_crate(report: str, output: str | os.PathLike, checkout: Path, with_weights: bool = False,
+                collections: bool = True, licence: str = "https://spdx.org/licenses/CC-BY-4.0",
+                authors: list[str] = ()) -> dict:
+    """Write the Workflow Run RO-Crate of ``report`` (from the working directory that holds ``results/``);
+    ``authors``: ``Name`` or ``Name <URL>`` each."""
+    chain = chain_of(report)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="peftir-crate-") as staging:
+        writer = CrateWriter(report, chain, checkout, Path(staging), with_weights, collections, licence,
+                             list(authors))
+        partial = output.with_name(f".{output.name}.part")
+        writer.build(partial)
+        os.replace(partial, output)
+    left = sum(1 for entity in writer.crate.get_entities() if entity.get("additionalType") == LEFT_OUT)
+    return {"jobs": len(chain.jobs), "files": len(chain.files), "left_out": left, "bytes": output.stat().st_size}
+
+
+def make_crate(report: str, output: str, publication: dict) -> None:
+    """The ``crate`` rule: the result's crate without weights, from the workflow's own checkout, with the
+    config's ``publication`` (authors, licence)."""
+    summary = build_crate(report, output, Path(records.workflow_checkout()), licence=publication["licence"],
+                          authors=publication["authors"])
+    print(json.dumps(summary), file=sys.stderr)
+
+
+# --- reading a crate back (``peftir audit --crate``) ------------------------------------------------
+
+@dataclass
+class Unpacked:
+    """A crate unpacked: where, what it is about, the commit it needs, what it left out and why."""
+
+    root: Path
+    report: str
+    commit: str
+    left_out: dict[str, str]
+
+
+def unpack(crate_path: str | os.PathLike, into: Path) -> Unpacked:
+    """Extract a crate and check every file it holds against the sha256 its metadata gives (naming the first
+    that differs), before any audit trusts them."""
+    from rocrate.rocrate import ROCrate
+
+    with zipfile.ZipFile(crate_path) as archive:
+        archive.extractall(into)
+    crate = ROCrate(into)
+    workflow = crate.mainEntity
+    report = crate.root_dataset["about"].id
+    left = {}
+    for entity in crate.get_entities():
+        digest = entity.get("sha256")
+        if entity.get("additionalType") == LEFT_OUT:
+            left[entity["name"]] = entity.get("description", "")
+        elif digest and not entity.id.startswith("#") and entity.id != "./":
+            path = into / entity.id
+            if not path.exists():
+                raise CrateError(f"{entity.id}: listed in the crate's metadata, missing from the crate")
+            if records.sha256(path) != digest:
+                raise CrateError(f"{entity.id}: its bytes are not those the crate's metadata describes "
+                                 f"(sha256 differs): changed after the crate was made")
+    return Unpacked(root=into, report=report, commit=workflow["version"], left_out=left)
+
+
+def check_commit(unpacked: Unpacked, checkout: Path) -> None:
+    """The crate can be audited only with the code it was made with: the checkout must be at its commit."""
+    head = _git(checkout, "rev-parse", "HEAD").decode().strip()
+    if head != unpacked.commit:
+        raise CrateError(f"the crate was made at commit {unpacked.commit}; this checkout ({checkout}) is at {head}: "
+                         f"run `git checkout {unpacked.commit}` (and `make install`) first")

@@ -1,0 +1,447 @@
+"""Text of one language from Debian packages (or a local file), for training and evaluating language modules.
+
+The modular CLIR system (paper 002) trains a language module per language by masked language modelling on
+Wikipedia; offline, the freely licensed text Debian ships stands in: Bibles (SWORD modules: English WEB and
+KJV, Spanish Reina-Valera 1909), the translated man pages (manpages-de, manpages-es) and the Debian Reference
+(whose sections are the cross-lingual test collection, ``peftir.clir.collection``, and so must not be
+language-module training text by default); where the user has extracted Wikipedia, a ``text`` part reads
+that file instead. Each reader yields *units* (a verse, a paragraph, a section) that
+:func:`build_language_corpus` writes one per line, shuffled and split into training and held-out text.
+"""
+from __future__ import annotations
+
+import functools
+import gzip
+import html
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from ..errors import ActionableError
+from ..files import atomic_write, write_json
+from ..provenance.records import sha256
+from .debian import extract, package_info, package_members
+from ..data.export import normalise
+from ..data.trec import MalformedFileError
+
+# --- Bibles (SWORD modules read with pysword) ---------------------------------------------------------------
+
+SWORD_ROOT = "usr/share/sword"
+# Elements whose content is not verse text: footnotes (with their references and alternative readings),
+# catchwords, index entries, figures.
+OSIS_APPARATUS = re.compile(r"<(note|catchWord|rdg|rdgGroup|figure|index)\b[^>]*(?<!/)>.*?</\1>", re.S)
+# Section headings are the editors', not the text's; canonical titles (the Psalms' superscriptions) are text.
+OSIS_HEADING = re.compile(r'<title\b(?![^>]*canonical="true")[^>]*(?<!/)>.*?</title>', re.S)
+# The end of a book: the WEB module appends its whole glossary to the last verse of Revelation after it.
+OSIS_BOOK_END = re.compile(r'<div\b(?=[^>]*\beID=)(?=[^>]*\btype="book")[^>]*/>')
+# Reina-Valera marks the translators' additions (<transChange>) directly against the next or previous word.
+OSIS_GLUED = re.compile(r"</w>(?=<transChange\b)|</transChange>(?=<w\b)")
+OSIS_EMPTY = re.compile(r"<[^>]*/>")           # milestones, line and paragraph markers: a word boundary
+OSIS_TAG = re.compile(r"<[^>]*>")              # word and phrase markup: no boundary ("give</w>n")
+USFM_LEFTOVER = re.compile(r"\\\+?[a-z]+\d*\*?")   # KJV: unconverted USFM markers such as "\nd " and "\+nd*"
+SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?])")
+LETTERS = re.compile(r"[^\W\d_]+")
+DROP_CAPITALS_SHARE = 0.5     # of chapters whose first verse holds a capitalised word: a printing convention
+
+
+def clean_osis(raw: str) -> str:
+    """A verse's OSIS markup reduced to its text: no footnotes or editorial headings, words kept apart where
+    markup separated them, the pilcrows (KJV paragraph signs) and the WEB glossary removed."""
+    book_end = OSIS_BOOK_END.search(raw)
+    text = raw[:book_end.start()] if book_end else raw
+    text = OSIS_APPARATUS.sub(" ", text)
+    text = OSIS_HEADING.sub(" ", text)
+    text = OSIS_GLUED.sub(lambda match: match.group(0) + " ", text)
+    text = OSIS_TAG.sub("", OSIS_EMPTY.sub(" ", text))
+    text = USFM_LEFTOVER.sub("", html.unescape(text)).replace("¶", " ")
+    return SPACE_BEFORE_PUNCTUATION.sub(r"\1", normalise(text))
+
+
+def _capitalised_run(text: str) -> tuple[int, int] | None:
+    """Where the first run of all-capital words (two letters or more) of ``text`` lies."""
+    words = list(LETTERS.finditer(text))
+    for first, word in enumerate(words):
+        if len(word[0]) > 1 and word[0].isupper():
+            last = first
+            while (last + 1 < len(words) and len(words[last + 1][0]) > 1 and words[last + 1][0].isupper()
+                   and text[words[last].end():words[last + 1].start()].isspace()):
+                last += 1
+            return word.start(), words[last].end()
+    return None
+
+
+def undo_drop_capitals(text: str) -> str:
+    """"EN el principio" -> "En el principio": a printed Bible's capitals at a chapter's start, which a
+    language model would otherwise learn as ordinary spelling."""
+    run = _capitalised_run(text)
+    if run is None:
+        return text
+    start, end = run
+    return text[:start] + text[start:end].lower().capitalize() + text[end:]
+
+
+def _chapter_start(key: str) -> bool:
+    return key.rsplit(".", 1)[1] == "1"
+
+
+def _fix_drop_capitals(verses: dict[str, str]) -> dict[str, str]:
+    """Undo drop capitals only in a module that prints them (most chapters open with one): elsewhere a
+    capitalised word at a chapter's start is the text's own (KJV's "LORD")."""
+    starts = [key for key in verses if _chapter_start(key)]
+    marked = sum(1 for key in starts if _capitalised_run(verses[key]))
+    if not starts or marked < DROP_CAPITALS_SHARE * len(starts):
+        return verses
+    return {key: undo_drop_capitals(text) if _chapter_start(key) else text for key, text in verses.items()}
+
+
+def sword_modules(deb: str | Path) -> list[str]:
+    """The SWORD module names a package installs (``usr/share/sword/mods.d/*.conf`` sections)."""
+    names = []
+    for _, content in package_members(deb, f"{SWORD_ROOT}/mods.d/*.conf"):
+        names += re.findall(r"^\[([^\]]+)\]", content.decode("utf-8", "replace"), re.M)
+    return sorted(names)
+
+
+def _raw_verses(bible: Any, where: str) -> Iterator[tuple[str, str]]:
+    """("Book.chapter.verse", OSIS text) of every verse the module's versification has, in canonical order."""
+    for books in bible.get_structure().get_books().values():
+        for book in books:
+            for chapter, length in enumerate(book.chapter_lengths, start=1):
+                texts = list(bible.get_iter(books=[book.osis_name], chapters=[chapter], clean=False))
+                if len(texts) != length:
+                    raise MalformedFileError(f"{where}: {book.osis_name} {chapter} has {len(texts)} verses, "
+                                             f"its versification {length}")
+                for verse, text in enumerate(texts, start=1):
+                    yield f"{book.osis_name}.{chapter}.{verse}", text
+
+
+def sword_verses(deb: str | Path, module: str) -> dict[str, str]:
+    """Verse key (OSIS ``Gen.1.1``) -> cleaned text of the Bible ``module`` in the package; verses without
+    text (omitted by the translation) are left out. Keys follow the module's versification (WEB: NRSVA with
+    the Deuterocanon; KJV and RV1909: KJV), so equal keys are the same verse only where those agree."""
+    from pysword.modules import SwordModules   # lazy: only the corpus jobs need it
+
+    with tempfile.TemporaryDirectory() as directory:
+        extract(deb, SWORD_ROOT, directory)
+        library = SwordModules(directory)
+        found = library.parse_modules()
+        if module not in found:
+            raise ActionableError(f"{deb}: no SWORD module {module!r}; the package holds {sorted(found)}")
+        bible = library.get_bible_from_module(module)
+        if hasattr(bible, "_decompressed_text"):
+            # pysword 0.2.8 inflates a whole compressed book for every verse it reads; the book (BlockType=BOOK)
+            # stays the same for thousands of verses in a row, so keeping the last blocks makes reading
+            # a Bible take a second instead of minutes.
+            bible._decompressed_text = functools.lru_cache(maxsize=2)(bible._decompressed_text)
+        verses = {key: clean_osis(raw) for key, raw in _raw_verses(bible, f"{deb}: {module}")}
+    return _fix_drop_capitals({key: text for key, text in verses.items() if text})
+
+
+# --- Man pages (roff rendered by groff) -------------------------------------------------------------------
+
+# One output line per paragraph (a line length no paragraph reaches), no page breaks, plain characters
+# instead of overstriking or terminal escapes, tables laid out by tbl.
+GROFF_OPTIONS = ["-T", "utf8", "-K", "utf8", "-t", "-man", "-rLL=1000n", "-rcR=1", "-P-cbou"]
+TAG = re.compile(r"^\S+(?: \S+)? {2,}")        # a tagged paragraph's tag (an option, a bullet) before its text
+WORD = re.compile(r"[(\[»«„“‚‘\"'¿¡]*[^\W\d_][^\W_]*(?:[-'’.][^\W_]+)*[)\]«»“”‘’\"'.,;:!?]*")
+MIN_PARAGRAPH_WORDS = 6
+MIN_PROSE_SHARE = 0.7     # of a paragraph's tokens that are words, not options, paths, numbers or code
+
+
+def _groff() -> str:
+    path = shutil.which("groff")
+    if path is None:
+        raise ActionableError("groff not found: man pages are rendered to text with GNU groff; install it "
+                              "(Debian/Ubuntu: apt-get install groff-base; macOS: brew install groff)")
+    return path
+
+
+def groff_version() -> str:
+    """The renderer's version, recorded with a corpus: another groff may hyphenate or map characters otherwise."""
+    done = subprocess.run([_groff(), "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.splitlines()[0] if done.stdout else "unknown"
+
+
+def render_manpage(source: bytes, where: str) -> str:
+    """A man page's roff source as plain text, one line per paragraph."""
+    done = subprocess.run([_groff(), *GROFF_OPTIONS], input=source, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise MalformedFileError(f"{where}: groff failed: {done.stderr.decode(errors='replace').strip()[:500]}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _prose(line: str) -> str | None:
+    """The paragraph on a rendered line when it is prose: long enough, mostly words, not a table row."""
+    text = TAG.sub("", line.strip(), count=1)
+    tokens = text.split()
+    if "   " in text or len(tokens) < MIN_PARAGRAPH_WORDS:
+        return None
+    words = sum(1 for token in tokens if WORD.fullmatch(token))
+    return text if words >= MIN_PROSE_SHARE * len(tokens) else None
+
+
+def rendered_paragraphs(text: str) -> Iterator[str]:
+    """Prose paragraphs of a rendered man page. Unindented lines are the header, footer and section
+    headings; several lines at one indent within a block are code, tables, lists or index entries."""
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line for line in block.splitlines() if line.strip()]
+        indents = [len(line) - len(line.lstrip(" ")) for line in lines]
+        for line, indent in zip(lines, indents):
+            if indent and indents.count(indent) == 1 and (paragraph := _prose(line)):
+                yield paragraph
+
+
+def manpage_paragraphs(deb: str | Path, section_glob: str = "man*") -> Iterator[str]:
+    """Prose paragraphs of the package's man pages (``usr/share/man/<lang>/<section_glob>/*.gz``), page by
+    page in archive order. Pages that only include another (``.so``) and aliases (links) are skipped."""
+    for path, content in package_members(deb, f"usr/share/man/*/{section_glob}/*.gz"):
+        where = f"{deb}: {path}"
+        try:
+            source = gzip.decompress(content)
+        except (OSError, EOFError, zlib.error) as problem:
+            raise MalformedFileError(f"{where}: not gzip ({problem})") from None
+        if not source.lstrip().startswith(b".so "):
+            yield from rendered_paragraphs(render_manpage(source, where))
+
+
+# --- The Debian Reference (DocBook HTML) ------------------------------------------------------------------
+
+SECTION_CLASSES = {"section", "chapter", "appendix", "preface"}
+SKIPPED_CLASSES = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "footnote", "footnotes"}
+INLINE = {"a", "abbr", "acronym", "b", "cite", "code", "em", "i", "kbd", "q", "samp", "span", "strong", "sub",
+          "sup", "tt", "var"}
+VOID = {"br", "hr", "img", "meta", "link", "input", "col", "area", "base", "wbr"}
+HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+NUMBERING = re.compile(r"^(?:[^\W\d]+\s+)?(?:\d+|[A-Z])(?:\.\d+)*\.\s+")   # "3.1.1. ", "Chapter 3. ", "A. "
+
+
+class _Section:
+    """A section being read: its anchor and title (from its heading) and its own text (subsections apart)."""
+
+    def __init__(self) -> None:
+        self.anchor: str | None = None
+        self.title: list[str] = []
+        self.body: list[str] = []
+
+
+class _ReferenceParser(HTMLParser):
+    """Sections of DocBook HTML chapters. A section's text is its own paragraphs, lists, tables and code,
+    without its subsections' (each is a unit of its own), its heading, or navigation."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[tuple[str, str]] = []       # (tag, role): role "section", "skip", "heading" or ""
+        self.sections: list[_Section] = []           # the sections open now, innermost last
+        self.found: list[_Section] = []              # every section, in document order
+
+    def _role(self, tag: str, classes: set[str]) -> str:
+        if tag == "div" and classes & SECTION_CLASSES:
+            return "section"
+        if classes & SKIPPED_CLASSES:
+            return "skip"
+        if tag in HEADINGS and "title" in classes and self.sections and self.sections[-1].anchor is None:
+            return "heading"
+        return ""
+
+    def _roles(self) -> set[str]:
+        return {role for _, role in self.open}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            self._text(" ")
+            return
+        attributes = dict(attrs)
+        role = self._role(tag, set((attributes.get("class") or "").split()))
+        if role == "section":
+            self.sections.append(_Section())
+            self.found.append(self.sections[-1])
+        self.open.append((tag, role))
+        self._anchor(tag, attributes)
+        if tag not in INLINE:
+            self._text(" ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._anchor(tag, dict(attrs))
+        if tag not in INLINE:
+            self._text(" ")
+
+    def _anchor(self, tag: str, attributes: Mapping[str, str | None]) -> None:
+        """The heading's first ``<a id>`` names the section (the same id in every translation)."""
+        if tag == "a" and attributes.get("id") and "heading" in self._roles() and self.sections[-1].anchor is None:
+            self.sections[-1].anchor = attributes["id"]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID or tag not in {open_tag for open_tag, _ in self.open}:
+            return
+        while self.open:
+            open_tag, role = self.open.pop()
+            if role == "section":
+                self.sections.pop()
+            if open_tag == tag:
+                break
+        if tag not in INLINE:
+            self._text(" ")
+
+    def handle_data(self, data: str) -> None:
+        self._text(data)
+
+    def _text(self, data: str) -> None:
+        roles = self._roles()
+        if not self.sections or "skip" in roles:
+            return
+        section = self.sections[-1]
+        (section.title if "heading" in roles else section.body).append(data)
+
+
+def reference_sections(pages: Iterable[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """Anchor -> (title, body) of the sections of HTML ``pages`` (name, text), in document order."""
+    sections: dict[str, tuple[str, str]] = {}
+    for name, page in pages:
+        parser = _ReferenceParser()
+        parser.feed(page)
+        parser.close()
+        for section in parser.found:
+            if section.anchor is None:
+                continue
+            if section.anchor in sections:
+                raise MalformedFileError(f"{name}: section id {section.anchor!r} appears twice")
+            title = NUMBERING.sub("", normalise("".join(section.title)), count=1)
+            sections[section.anchor] = (title, normalise("".join(section.body)))
+    return sections
+
+
+def debian_reference_sections(deb: str | Path) -> dict[str, tuple[str, str]]:
+    """Section anchor -> (title without its number, body text) of a debian-reference-<lang> package's HTML
+    chapters; the anchors are the same in every language, so they align the translations."""
+    pages = sorted((path, content.decode("utf-8")) for path, content
+                   in package_members(deb, "usr/share/debian-reference/*.html"))
+    return reference_sections((f"{deb}: {path}", text) for path, text in pages)
+
+
+# --- Language corpora -------------------------------------------------------------------------------------
+
+def _sword_units(deb: str, part: Mapping[str, Any]) -> Iterable[str]:
+    if "module" not in part:
+        raise ActionableError(f"corpus part {dict(part)}: a sword part names its module; {deb} holds "
+                              f"{sword_modules(deb)}")
+    return sword_verses(deb, part["module"]).values()
+
+
+def _manpage_units(deb: str, part: Mapping[str, Any]) -> Iterable[str]:
+    return manpage_paragraphs(deb, part.get("sections", "man*"))
+
+
+def _reference_units(deb: str, part: Mapping[str, Any]) -> Iterable[str]:
+    return (f"{title} {body}" for title, body in debian_reference_sections(deb).values())
+
+
+READERS: dict[str, Callable[[str, Mapping[str, Any]], Iterable[str]]] = {
+    "sword": _sword_units, "manpages": _manpage_units, "debian_reference": _reference_units}
+TEXT = "text"     # a local file, one unit per line: the paper's Wikipedia, extracted by the user (no package)
+
+
+def _text_units(path: Path) -> Iterator[str]:
+    """The lines of a local text file (e.g. a Wikipedia dump's articles extracted with wikiextractor, one
+    article or paragraph per line): read as given, so the user's extraction decides what a unit is."""
+    with open(path, encoding="utf-8") as lines:
+        yield from lines
+
+
+def _part_units(part: Mapping[str, Any], packages: Mapping[str, str]) -> tuple[Iterable[str], dict]:
+    """A part's units and the record of their source: a text file's sha256, or the package's name, version and
+    sha256 (and groff's version for man pages, whose rendering it decides)."""
+    if part.get("kind") == TEXT:
+        path = Path(part.get("path") or "")
+        if not path.is_file():
+            raise ActionableError(f"corpus part {dict(part)}: no file {path} (a text part reads a local file, one "
+                                  f"unit per line: e.g. Wikipedia extracted from dumps.wikimedia.org with wikiextractor)")
+        return _text_units(path), {"sha256": sha256(path)}
+    if part.get("kind") not in READERS:
+        raise ActionableError(f"corpus part {dict(part)}: kind must be one of {sorted([*READERS, TEXT])}")
+    if part.get("package") not in packages:
+        raise ActionableError(f"corpus part {dict(part)}: package {part.get('package')!r} is not among the "
+                              f"fetched packages {sorted(packages)}")
+    deb = packages[part["package"]]
+    return READERS[part["kind"]](deb, part), {"deb": package_info(deb),
+                                              **({"renderer": groff_version()} if part["kind"] == "manpages" else {})}
+
+
+def _counts(units: Iterable[str]) -> dict[str, int]:
+    units = list(units)
+    return {"units": len(units), "words": sum(len(unit.split()) for unit in units),
+            "characters": sum(len(unit) for unit in units)}
+
+
+Units = list[tuple[int, str]]     # (index of the part it comes from, text)
+
+
+def _read_parts(parts: list[Mapping[str, Any]], packages: Mapping[str, str]) -> tuple[Units, list[dict]]:
+    """(part index, unit) of every distinct unit, and what each part gave. A unit met before (the man pages'
+    boilerplate, a repeated verse) is kept once, so no text is both trained on and held out."""
+    seen: set[str] = set()
+    units: Units = []
+    described = []
+    for index, part in enumerate(parts):
+        texts, source = _part_units(part, packages)
+        duplicates = 0
+        for unit in map(normalise, texts):
+            if unit in seen:
+                duplicates += 1
+            elif unit:
+                seen.add(unit)
+                units.append((index, unit))
+        described.append({**dict(part), **source, "duplicates_dropped": duplicates})
+    return units, described
+
+
+def _cap(units: Units, max_words: int | None) -> Units:
+    """The longest prefix of ``units`` within ``max_words`` words (all of them when None)."""
+    if max_words is None:
+        return units
+    kept, words = [], 0
+    for index, unit in units:
+        words += len(unit.split())
+        if words > max_words:
+            break
+        kept.append((index, unit))
+    return kept
+
+
+def _write_lines(path: str | Path, units: Units) -> None:
+    with atomic_write(path) as handle:
+        for _, unit in units:
+            handle.write(unit + "\n")
+
+
+def build_language_corpus(language: str, parts: list[dict], packages: dict[str, str], output: str, heldout: str,
+                          info: str, heldout_fraction: float, max_words: int | None, seed: int) -> None:
+    """The ``language_corpus`` rule: the distinct units of ``parts`` (config entries: ``package``, ``kind`` one of
+    sword, manpages, debian_reference; ``module`` for a Bible; optional ``sections``, a glob of man page
+    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines)
+    shuffled by ``random.Random(seed)``; a ``heldout_fraction`` of them held out (``heldout``, drawn before the
+    cap, so it stays the same whatever ``max_words``), the rest up to ``max_words`` words the training text
+    (``output``); one unit per line. ``info`` records the counts per part and in total and each source's sha256
+    (a package's also its version)."""
+    if not 0 <= heldout_fraction < 1:
+        raise ActionableError(f"{language} corpus: heldout_fraction must be in [0, 1), got {heldout_fraction}")
+    units, described = _read_parts(parts, packages)
+    if not units:
+        raise ActionableError(f"{language} corpus: the parts {parts} hold no text")
+    random.Random(seed).shuffle(units)
+    cut = round(heldout_fraction * len(units))
+    held, training = units[:cut], _cap(units[cut:], max_words)
+    _write_lines(output, training)
+    _write_lines(heldout, held)
+    for index, part in enumerate(described):
+        part["train"] = _counts(unit for owner, unit in training if owner == index)
+        part["heldout"] = _counts(unit for owner, unit in held if owner == index)
+    record = {"language": language, "seed": seed, "heldout_fraction": heldout_fraction, "max_words": max_words,
+              "parts": described, "train": _counts(unit for _, unit in training),
+              "heldout": _counts(unit for _, unit in held), "available": _counts(unit for _, unit in units)}
+    write_json(info, record)

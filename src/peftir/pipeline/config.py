@@ -1,0 +1,179 @@
+"""Checking a workflow configuration before any job runs.
+
+jsonschema's own errors are long and name schema paths; users need one line naming the config key,
+its value and what it may be. The schema admits no unknown key anywhere and, unlike JSON Schema's
+own "integer", no float where an integer is meant (``2.0`` epochs is a typo, not a count). What the
+schema cannot express is checked next: each system's section by its own checker (``peftir.<system>.config``:
+what it names exists), the backbone and the datasets every system shares here (the ir_datasets ids and fields a
+dataset names, the folds file), and last the relations between keys (``peftir.pipeline.relations``: lengths that
+fit in one another, depths within the rankings they read, schedules within their runs).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from ..clir.config import check_modular_clir
+from ..contract import backbones as pretrained
+from ..contract.checks import ConfigError, check_backbone_name, text_fields
+from ..contract.paths import pretrained_run
+from ..dense.config import check_dense_retrieval, check_pretraining
+from ..semi_siamese.config import check_experiment
+from ..splade.config import check_sparse_retrieval
+from . import relations
+
+SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
+
+
+# JSON Schema counts 2.0 as an integer; a count given as a float is a mistake worth naming.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
+
+
+def _key(path) -> str:
+    key = ""
+    for part in path:
+        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+    return key or "(top level)"
+
+
+def _allowed(error: jsonschema.ValidationError) -> str:
+    """What the failing schema keyword allows, in words."""
+    schema, keyword = error.schema, error.validator
+    if keyword == "enum":
+        return "allowed: " + ", ".join(map(str, schema["enum"]))
+    if keyword == "type":
+        return f"expected type: {schema['type']}"
+    if keyword == "required":
+        missing = [key for key in schema["required"] if key not in error.instance]
+        why = f" ({schema['description']})" if "description" in schema else ""
+        return f"missing key(s) {', '.join(missing)}; required keys: {', '.join(schema['required'])}{why}"
+    if keyword == "additionalProperties" and "properties" in schema:
+        return "allowed keys: " + ", ".join(schema["properties"])
+    if keyword in ("contains", "pattern", "minimum", "maximum", "maxItems") and "description" in schema:
+        return schema["description"]
+    return error.message
+
+
+def _best(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For oneOf/anyOf failures, the deepest sub-error explains more than 'not valid under any'."""
+    return jsonschema.exceptions.best_match([error]) if error.context else error
+
+
+def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
+    error = _best(error)
+    key = _key(error.absolute_path)
+    if "propertyNames" in error.schema_path:   # a key itself is wrong: name it, not its parent
+        return ConfigError(f"config key {key}.{error.instance}: {_allowed(error)}")
+    value = "" if error.validator in ("required", "additionalProperties") else f" = {error.instance!r}"
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        value = f": unknown key(s) {', '.join(extra)}"
+    return ConfigError(f"config key {key}{value}: {_allowed(error)}")
+
+
+def validate(config: dict, schema_path: str | Path) -> None:
+    """Raise ConfigError naming the first problem; also checks cross-references between sections."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    errors = sorted(_Validator(schema).iter_errors(config),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    if errors:
+        raise _schema_error(errors[0])
+    check_experiment(config)
+    _check_backbone(config["backbone"])
+    for name, spec in config["datasets"].items():
+        _check_dataset(name, spec)
+    if config.get("modular_clir"):
+        check_modular_clir(config)
+        check_backbone_name(config, config["modular_clir"]["backbone"]["name"], "modular_clir.backbone.name")
+    check_backbone_name(config, config["backbone"]["name"], "backbone.name")
+    for section, check in (("pretraining", check_pretraining), ("dense_retrieval", check_dense_retrieval),
+                           ("sparse_retrieval", check_sparse_retrieval)):
+        if config.get(section):
+            check(config)
+    relations.check(config)
+
+
+def _check_backbone(backbone: dict) -> None:
+    """A local backbone must exist (its depth bounds ``layers``: ``peftir.pipeline.relations``)."""
+    name = backbone["name"]
+    if pretrained_run(name):
+        return                  # made by a pretraining run (its name checked by ``check_backbone_name``)
+    if pretrained.looks_local(name) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
+                          f"a Hugging Face hub name or {pretrained.EMBEDDED})")
+
+
+def _check_dataset(name: str, spec: dict) -> None:
+    """The ir_datasets ids it names exist and have the fields it reads; a folds file is readable."""
+    import ir_datasets  # 0.3 s; it reads IR_DATASETS_HOME now, which the jobs inherit unchanged
+
+    key = f"datasets.{name}"
+    ids = [(f"{key}.irds", spec["irds"])]
+    ids += [(f"{key}.splits.{split}", irds_id) for split, irds_id in spec.get("splits", {}).items()]
+    ids += [(f"{key}.topics[{i}]", irds_id) for i, irds_id in enumerate(spec.get("topics", []))]
+    ids += [(f"{key}.folds.irds[{i}]", irds_id) for i, irds_id in enumerate(spec["folds"].get("irds", []))]
+    for id_key, irds_id in ids:
+        if irds_id not in ir_datasets.registry:
+            raise ConfigError(f"config key {id_key} = {irds_id!r}: not an ir_datasets id "
+                              f"(see https://ir-datasets.com)")
+    dataset = ir_datasets.load(spec["irds"])
+    source = next(iter(spec["splits"].values())) if "splits" in spec else (spec.get("topics") or [spec["irds"]])[0]
+    asked = ir_datasets.load(source)                                   # where the queries come from
+    queries = text_fields(asked.queries_cls()) if asked.has_queries() else []
+    if spec["query_field"] not in queries:
+        raise ConfigError(f"config key {key}.query_field = {spec['query_field']!r}: allowed: "
+                          f"{', '.join(queries)} (text fields of {source}'s queries)")
+    docs = text_fields(dataset.docs_cls()) if dataset.has_docs() else []
+    for index, field in enumerate(spec["doc_fields"]):
+        if field not in docs:
+            raise ConfigError(f"config key {key}.doc_fields[{index}] = {field!r}: allowed: "
+                              f"{', '.join(docs)} (text fields of {spec['irds']}'s documents)")
+    if "path" in spec["folds"]:
+        _check_folds_file(f"{key}.folds", spec["folds"])
+    _check_train_pairs(key, spec)
+
+
+def _check_train_pairs(key: str, spec: dict) -> None:
+    """Fixed training triples come from a pre-assigned training split that has them in ir_datasets."""
+    import ir_datasets
+
+    source = spec.get("train_pairs", {}).get("source", "bm25")
+    if source == "bm25":
+        return
+    if "train" not in spec.get("splits", {}):
+        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: needs a pre-assigned training split "
+                          f"({key}.splits with folds.scheme presplit); cross-validation folds train with bm25")
+    train = spec["splits"]["train"]
+    has = {"docpairs": "has_docpairs", "doctriples": "has_scoreddocs"}[source]
+    if not getattr(ir_datasets.load(train), has)():
+        what = "triples (docpairs)" if source == "docpairs" else "an official ranking (scoreddocs) to draw from"
+        raise ConfigError(f"config key {key}.train_pairs.source = {source!r}: {train} has no {what}")
+
+
+def _check_folds_file(key: str, folds: dict) -> None:
+    from ..data.folds import read_folds_file
+
+    try:
+        groups = read_folds_file(folds["path"])
+    except ValueError as problem:
+        raise ConfigError(f"config key {key}.path = {folds['path']!r}: {problem}") from None
+    if "folds" in groups and "n" in folds and len(groups["folds"]) != folds["n"]:
+        raise ConfigError(f"config key {key}.n = {folds['n']}: the file {folds['path']} has "
+                          f"{len(groups['folds'])} folds")
+
+
+def load_config(checkout: str | Path, configfiles: list[str]) -> dict:
+    """The configuration a run had: the checkout's config.yaml with the run's --configfile overlays merged
+    over it in order, as Snakemake merges them; validated."""
+    from snakemake.utils import update_config
+
+    config: dict = {}
+    for path in [Path(checkout) / "config.yaml", *configfiles]:
+        update_config(config, yaml.safe_load(Path(path).read_text()) or {})
+    validate(config, Path(checkout) / SCHEMA)
+    return config

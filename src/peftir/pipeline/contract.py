@@ -1,0 +1,59 @@
+"""The whole contract the workflow plans from: the core's shared artefacts, wildcards and params joined with each
+system's (``peftir.<system>.contract``). A rule names its paths (``PATHS.<kind>``) and the params concerns it
+needs (``PARAMS``); the audit recomputes a record's params with the same functions."""
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from ..clir import contract as clir
+from ..contract import params as core
+from ..contract.paths import CorePaths
+from ..contract.params import ParamFunction
+from ..contract.wildcards import NAME, WILDCARDS, Artefacts
+from ..dense import contract as dense
+from ..semi_siamese import contract as semi_siamese
+from ..splade import contract as splade
+
+SYSTEMS = (semi_siamese, clir, dense, splade)
+# Params that bundle several concerns' params by name: those of a rule whose `use rule` variants use other concerns
+# (Snakemake's `with: params:` replaces a param by its name and keeps the base rule's others, so each variant replaces
+# its one bundle: `evaluate`'s `evaluation`, `dense_table`'s `retrieval_table`). Records keep the concerns themselves.
+BUNDLES = ("evaluation", "retrieval_table")
+PAPERS = (clir.CLIR_PAPER, *dense.DENSE_PAPERS, splade.SPARSE_PAPER)     # their folders under results/tables/
+
+
+def wildcard_constraints() -> dict[str, str]:
+    """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
+    joined = {**WILDCARDS, "report": f"(?:(?:{'|'.join(PAPERS)})/)?{NAME}"}
+    for system in SYSTEMS:
+        joined.update(system.WILDCARDS)
+    return joined
+
+
+def _params() -> Mapping[str, ParamFunction]:
+    joined: dict[str, ParamFunction] = dict(core.PARAMS)
+    for system in SYSTEMS:
+        twice = sorted(set(joined) & set(system.PARAMS))
+        if twice:
+            raise ValueError(f"params concerns defined twice: {', '.join(twice)}")
+        joined.update(system.PARAMS)
+    return MappingProxyType(joined)
+
+
+PATHS = Artefacts([CorePaths(), *(system.PATHS for system in SYSTEMS)], wildcard_constraints())
+PARAMS = _params()
+
+
+def artefact(path: str) -> tuple[str, dict[str, str]] | None:
+    """Which artefact ``path`` is (its kind) and its wildcards, or None."""
+    return PATHS.match(path)
+
+
+def recorded_params(params: Mapping[str, object]) -> dict[str, object]:
+    """A job's params as its provenance record keeps them: a bundle's concerns in its place, each under its own name,
+    so the audit recomputes every one from the config (``PARAMS``) whichever variant ran."""
+    flat: dict[str, object] = {}
+    for name, value in params.items():
+        flat.update(value if name in BUNDLES else {name: value})
+    return flat

@@ -1,0 +1,439 @@
+"""What a configuration's jobs will cost before a GPU-hour is spent: jobs per rule, GPU-hours and memory per job.
+
+``peftir plan CONFIG… TARGET`` asks Snakemake for the jobs the target needs (a dry run: every job and its
+wildcards), takes each job's settings from the same functions the rules use (``peftir.pipeline.contract.PARAMS``)
+and the collections' sizes from ir_datasets' metadata (known before any download), and counts the tokens each job puts
+through its model: trained tokens cost 6·N floating-point operations (forward and backward, N the backbone's
+non-embedding parameters plus an MLM head's projection where the job computes one), frozen-backbone methods 4·N
+(no weight gradients), a gradient cache's second forward 2·N more, encoded and scored tokens 2·N. Lengths are the
+configured maxima: an upper bound (MS MARCO passages average about 70 of their 128 tokens).
+
+Speed comes from the calibration table (``benchmarks/calibration.json``): tokens per second per backbone family,
+precision and mode, as ``benchmarks/gpu_throughput.py`` measured them on a named GPU; until a measured figure exists
+for a family, the analytic rate (the GPU's dense peak × the utilisation the table states) stands in, and the plan
+says which source each figure comes from, with the papers' reported training times beside it where they give one.
+GPU memory per job is analytic: fp32 weights (4 bytes a parameter), gradients and Adam's two moments of what
+trains (12 bytes), and one chunk's activations (Korthikanti et al.: about 34·h bytes per token and layer in bf16).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..data.sizes import collection_size
+from ..contract.backbones import starting_model
+from .contract import PARAMS
+from .config import load_config
+
+CALIBRATION = Path("benchmarks") / "calibration.json"      # in the checkout
+Config = Mapping[str, Any]
+
+
+@dataclass
+class Architecture:
+    """A backbone's size as its modules count it: non-embedding parameters, hidden size, layers, MLM head."""
+
+    family: str
+    parameters: int          # every parameter (what the weights and the optimiser hold)
+    compute: int             # non-embedding parameters: what a token costs
+    hidden: int
+    layers: int
+    vocabulary: int
+
+    @property
+    def head(self) -> int:
+        """The MLM head's projection to the vocabulary: what SPLADE and MLM add per token."""
+        return self.hidden * self.vocabulary
+
+
+# Architectures of the hub names the paper configurations use, by the Hugging Face config class defaults and the
+# published sizes (bert-base: 12 × 768; RoBERTa-large: 24 × 1,024; DistilBERT: 6 × 768; mBERT: BERT-base with
+# 105,879 pieces); a local directory is read from its own config.json.
+HUB = {"bert-base-uncased": ("bert", {}), "bert-base-multilingual-uncased": ("bert", {"vocab_size": 105879}),
+       "naver/splade-cocondenser-ensembledistil": ("bert", {}), "castorini/tct_colbert-v2-msmarco": ("bert", {}),
+       "Luyu/co-condenser-marco": ("bert", {}), "Luyu/condenser": ("bert", {}),
+       "distilbert-base-uncased": ("distilbert", {}),
+       "sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking": ("distilbert", {"vocab_size": 119547}),
+       "roberta-large": ("roberta", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                                     "intermediate_size": 4096, "vocab_size": 50265, "max_position_embeddings": 514})}
+
+
+@cache
+def architecture(name: str) -> Architecture:
+    """The size of the backbone ``name`` (a hub name of ``HUB``, or anything ``peftir.contract.backbones`` finds a
+    config.json for), counted from its modules built on the meta device."""
+    import torch
+    from transformers import AutoConfig, AutoModel, BertConfig, DistilBertConfig, RobertaConfig
+
+    from ..contract.backbones import config_file
+
+    if name in HUB:
+        family, overrides = HUB[name]
+        config = {"bert": BertConfig, "distilbert": DistilBertConfig, "roberta": RobertaConfig}[family](**overrides)
+    else:
+        found = config_file(name)
+        if found is None:
+            raise ValueError(f"{name}: no config.json here and not a hub name the plan knows "
+                             f"(peftir.pipeline.cost.HUB)")
+        config = AutoConfig.from_pretrained(found.parent)
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    parameters = sum(p.numel() for p in model.parameters())
+    embeddings = sum(p.numel() for p in model.get_input_embeddings().parameters())
+    positions = sum(p.numel() for n, p in model.named_parameters() if "position_embeddings" in n or
+                    "token_type_embeddings" in n)
+    hidden = getattr(config, "hidden_size", getattr(config, "dim", None))
+    layers = getattr(config, "num_hidden_layers", getattr(config, "n_layers", None))
+    return Architecture(config.model_type, parameters, parameters - embeddings - positions, hidden, layers,
+                        config.vocab_size)
+
+
+@dataclass
+class Work:
+    """What one job puts through its model."""
+
+    backbone: str
+    trained: float = 0.0         # tokens forward and backward (6·N)
+    frozen: float = 0.0          # tokens through a frozen backbone with trainable modules (4·N)
+    cached: float = 0.0          # tokens a gradient cache runs forward a second time (2·N)
+    encoded: float = 0.0         # tokens forward only (2·N)
+    head: bool = False           # an MLM head's vocabulary projection on every token
+    chunk_tokens: float = 0.0    # tokens of one forward pass (activations held)
+    searched: float = 0.0        # FLOPs of exact dense search (query × document products on the job's GPU)
+    note: str = ""
+
+    def flops(self, size: Architecture) -> float:
+        """The job's floating-point operations: 2·N a token forward, 4·N backward, plus its search."""
+        per_token = size.compute + (size.head if self.head else 0)
+        return per_token * (6 * self.trained + 4 * self.frozen + 2 * self.cached + 2 * self.encoded) + self.searched
+
+    def gpu_memory_gb(self, size: Architecture) -> float:
+        """Weights, and for full fine-tuning their gradients and Adam's moments (a frozen backbone's modules are a
+        few percent of it and left out), and one chunk's activations."""
+        optimiser = 12 * size.parameters if self.trained else 0
+        activations = 34 * size.hidden * size.layers * self.chunk_tokens if self.trained or self.frozen else 0
+        return (4 * size.parameters + optimiser + activations) / 1e9
+
+
+@dataclass
+class Calibration:
+    """Tokens per second per family, precision and mode, measured or analytic, with their sources."""
+
+    gpu: str
+    peak_tflops: dict[str, float]
+    utilisation: float
+    measured: list[dict] = field(default_factory=list)
+    reported: list[dict] = field(default_factory=list)
+    source: str = ""
+
+    @classmethod
+    def read(cls, path: Path) -> Calibration:
+        """The calibration table at ``path`` (``CALIBRATION`` in a checkout)."""
+        table = json.loads(path.read_text())
+        return cls(table["gpu"], table["peak_tflops"], table["utilisation"], table.get("measured", []),
+                   table.get("reported", []), table["source"])
+
+    def seconds(self, work: Work, size: Architecture, precision: str) -> tuple[float, str]:
+        """The job's GPU seconds and where the rate comes from."""
+        peak = self.peak_tflops[precision] * 1e12 * self.utilisation
+        for row in self.measured:
+            if row["family"] == size.family and row["precision"] == precision and row["layers"] == size.layers:
+                return ((work.trained + work.frozen) / row["train_tokens_per_s"]
+                        + (work.cached + work.encoded) / row["infer_tokens_per_s"] + work.searched / peak,
+                        f"measured ({row['gpu']}, {row['date']}; search analytic)")
+        return work.flops(size) / peak, f"analytic ({self.utilisation:.0%} of the {self.gpu}'s {precision} peak)"
+
+
+# --- the work of each rule's job ------------------------------------------------------------------------------
+
+def _split(config: Config, dataset: str, split: str) -> int:
+    spec = config["datasets"][dataset]
+    if "splits" in spec and split in spec["splits"]:
+        return collection_size(spec["splits"][split])[1]
+    folds = len(spec.get("folds", {}).get("irds", [])) or spec.get("folds", {}).get("n", 5)
+    queries = sum(collection_size(topics)[1] for topics in spec.get("topics", [])) or collection_size(spec["irds"])[1]
+    return queries * (folds - 2) // folds if split == "train" else queries // folds
+
+
+def _documents(config: Config, dataset: str) -> int:
+    return collection_size(config["datasets"][dataset]["irds"])[0]
+
+
+def _backbone(config: Config, name: str) -> str:
+    """A backbone name as the plan sizes it: a pretraining run is the model it starts from (its own backbone, its
+    warm start's or the pretraining section's; ``peftir.contract.backbones.starting_model``, as the config check
+    reads its depth)."""
+    return starting_model(config, name) or config["pretraining"]["backbone"]["name"]
+
+
+def _pair_tokens(settings: dict) -> tuple[float, float]:
+    """Tokens of one (query, document) pair for the rankers: monoBERT's chunks of ``max_seq_len``, or a bi-encoder's
+    document (chunked) and query; and of one document alone."""
+    chunk = settings["max_seq_len"] - settings["max_query_len"] - 3
+    chunks = math.ceil(settings["max_doc_len"] / chunk)
+    return chunks * settings["max_seq_len"], settings["max_doc_len"] + 2 * chunks + settings["max_query_len"] + 2
+
+
+def _train(config: Config, wc: dict) -> Work:
+    p = {name: PARAMS[name](config, wc)
+         for name in ("backbone", "ranker", "method", "training", "rerank", "validation")}
+    pair, single = _pair_tokens(p["ranker"])
+    per_pair = pair if wc["ranker"] == "monobert" else single
+    training = p["training"]
+    sample = p["validation"]["sample"]
+    validation = sample["queries"] if sample else _split(config, wc["dataset"], "valid")
+    full = p["method"]["name"] == "full"
+    return Work(p["backbone"]["name"], trained=training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair
+                if full else 0, frozen=0 if full else training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair,
+                encoded=training["epochs"] * validation * p["rerank"]["depth"] * per_pair,
+                chunk_tokens=training["micro_batch"] * 2 * per_pair)
+
+
+def _rerank(config: Config, wc: dict) -> Work:
+    ranker = PARAMS["ranker"](config, wc)
+    pair, single = _pair_tokens(ranker)
+    test = _split(config, wc["dataset"], "test")
+    return Work(config["backbone"]["name"], encoded=test * config["rerank"]["depth"] *
+                (pair if wc["ranker"] == "monobert" else single))
+
+
+def _train_retriever(config: Config, wc: dict) -> Work:
+    spec = PARAMS["retriever"](config, wc)
+    train = spec["train"]
+    texts = train["batch_size"] * (1 + train["passages"])
+    tokens = train["steps"] * train["batch_size"] * (train["q_max_len"] + train["passages"] * train["p_max_len"])
+    dpt = spec["method"]["name"] == "dpt"
+    prompts = spec["method"].get("length", 0)
+    tokens += train["steps"] * texts * prompts if dpt else 0      # prompts lengthen attention: counted as tokens
+    return Work(_backbone(config, spec["backbone"]), trained=0 if dpt else tokens, frozen=tokens if dpt else 0,
+                cached=tokens if texts > train["chunk"] else 0,
+                chunk_tokens=train["chunk"] * train["p_max_len"])
+
+
+def _dense_index(config: Config, wc: dict) -> Work:
+    spec, search = PARAMS["retriever"](config, wc), PARAMS["dense_search"](config, wc)
+    return Work(_backbone(config, spec["backbone"]), encoded=_documents(config, wc["dataset"]) * search["p_max_len"])
+
+
+def _dense_search(config: Config, wc: dict) -> Work:
+    """Every query of the dataset searched (a ``target``'s, TREC DL 2019's, in the dataset's documents)."""
+    spec, search = PARAMS["retriever"](config, wc), PARAMS["dense_search"](config, wc)
+    asked = wc.get("target", wc["dataset"])
+    queries = collection_size(config["datasets"][asked]["irds"])[1] or sum(
+        _split(config, asked, split) for split in ("train", "valid", "test"))
+    size = architecture(_backbone(config, spec["backbone"]))
+    return Work(_backbone(config, spec["backbone"]), encoded=queries * search["q_max_len"],
+                searched=queries * _documents(config, wc["dataset"]) * size.hidden * 2,
+                note="exact search on the GPU (hnsw runs it too, for its recall against exact)")
+
+
+def _mine(config: Config, wc: dict) -> Work:
+    mining = PARAMS["mining"](config, wc)
+    if "reranker" not in mining:
+        return Work(config["backbone"]["name"], note="sampling only: no model")
+    pair, _ = _pair_tokens(mining["reranker"]["settings"])
+    queries = _split(config, wc["dataset"], "train")
+    return Work(config["backbone"]["name"], encoded=queries * 2 * mining["depth"] * pair)
+
+
+def _pretrain(config: Config, wc: dict) -> Work:
+    spec = PARAMS["pretraining"](config, wc)
+    rows = spec["batch_size"] * (1 if spec["objective"] == "condenser" else 2)
+    tokens = spec["steps"] * rows * spec["max_len"]
+    prompts = "prompts" in spec         # deep prompts alone train (DPTDR Table 6): the backbone runs frozen
+    return Work(spec["backbone"], trained=0 if prompts else tokens, frozen=tokens if prompts else 0,
+                cached=tokens if spec["objective"] != "condenser" and rows > spec["chunk"] else 0,
+                head=spec["objective"] != "ict", chunk_tokens=spec["chunk"] * spec["max_len"])     # ICT: no MLM
+
+
+def _train_splade(config: Config, wc: dict) -> Work:
+    spec = PARAMS["splade"](config, wc)
+    train = spec["train"]
+    tokens = train["steps"] * train["batch_size"] * (train["q_max_len"] + 2 * train["d_max_len"])
+    validations = train["steps"] // train["validate_every"] + 1
+    queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
+    full = spec["method"]["name"] == "ft"
+    return Work(_backbone(config, spec["backbone"]), trained=tokens if full else 0, frozen=0 if full else tokens,
+                cached=tokens if 3 * train["batch_size"] > train["chunk"] else 0, head=True,
+                encoded=validations * queries * train["validation_depth"] * train["d_max_len"],
+                chunk_tokens=train["chunk"] * train["d_max_len"])
+
+
+def _splade_index(config: Config, wc: dict) -> Work:
+    spec = PARAMS["splade"](config, wc)
+    return Work(_backbone(config, spec["backbone"]), head=True,
+                encoded=_documents(config, wc["target"]) * spec["train"]["d_max_len"])
+
+
+def _splade_search(config: Config, wc: dict) -> Work:
+    spec = PARAMS["splade"](config, wc)
+    queries = collection_size(config["datasets"][wc["target"]]["irds"])[1]
+    return Work(_backbone(config, spec["backbone"]), head=True, encoded=queries * spec["train"]["q_max_len"])
+
+
+def _train_splade_reranker(config: Config, wc: dict) -> Work:
+    spec = PARAMS["splade_reranker"](config, wc)
+    train = spec["train"]
+    full = spec["method"]["name"] == "ft"
+    tokens = train["steps"] * train["batch_size"] * 2 * train["max_len"]
+    validations = train["steps"] // train["validate_every"] + 1
+    queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
+    return Work(spec["backbone"], trained=tokens if full else 0, frozen=0 if full else tokens,
+                encoded=validations * queries * train["validation_depth"] * train["max_len"],
+                chunk_tokens=train["batch_size"] * 2 * train["max_len"])
+
+
+def _splade_rerank(config: Config, wc: dict) -> Work:
+    settings, spec = PARAMS["splade_rerank"](config, wc), PARAMS["splade_reranker"](config, wc)
+    queries = _split(config, wc["target"], "test")
+    return Work(spec["backbone"], encoded=queries * settings["depth"] * spec["train"]["max_len"])
+
+
+def _language_module(config: Config, wc: dict) -> Work:
+    settings = PARAMS["language_module"](config, wc)
+    steps = settings.get("steps") or sum(settings["phase_steps"])
+    tokens = steps * settings["batch_size"] * settings["block_size"]
+    return Work(config["modular_clir"]["backbone"]["name"], frozen=tokens, head=True,
+                chunk_tokens=settings["chunk"] * settings["block_size"])
+
+
+def _ranking_module(config: Config, wc: dict) -> Work:
+    settings = PARAMS["ranking_module"](config, wc)
+    steps = settings.get("steps") or sum(settings["phase_steps"])
+    tokens = steps * settings["batch_size"] * settings["max_len"]
+    full = settings["kind"] == "full"
+    return Work(config["modular_clir"]["backbone"]["name"], trained=tokens if full else 0,
+                frozen=0 if full else tokens,
+                chunk_tokens=settings["chunk"] * settings["max_len"])
+
+
+def _rerank_clir(config: Config, wc: dict) -> Work:
+    rerank = config["modular_clir"]["rerank"]
+    return Work(config["modular_clir"]["backbone"]["name"], encoded=60 * rerank["depth"] * rerank["max_len"],
+                note="60 CLEF topics")
+
+
+RULES: dict[str, Callable[[Config, dict], Work]] = {
+    "train": _train, "train_first_stage": _train, "rerank": _rerank, "train_retriever": _train_retriever,
+    "dense_index": _dense_index, "dense_index_untrained": _dense_index, "dense_search": _dense_search,
+    "dense_search_untrained": _dense_search, "dense_search_target": _dense_search, "mine_negatives": _mine, "pretrain": _pretrain,
+    "train_splade": _train_splade, "splade_index": _splade_index, "splade_search": _splade_search,
+    "train_splade_reranker": _train_splade_reranker, "splade_rerank": _splade_rerank,
+    "mlm_language_adapter": _language_module, "ranking_adapter": _ranking_module, "rerank_clir": _rerank_clir}
+
+
+# --- the jobs -------------------------------------------------------------------------------------------------
+
+JOB = re.compile(r"^(?:local)?rule (\S+):$")
+
+
+def planned_jobs(snakefile: Path, configfiles: list[Path], targets: list[str]) -> list[tuple[str, dict, dict]]:
+    """(rule, wildcards, resources) of every job Snakemake plans for ``targets`` from nothing (a dry run in an
+    empty directory). Input files the configuration names that a user provides (Wikipedia text, a licensed
+    collection's files) are stood in for by empty files there: planning does not read them."""
+    with tempfile.TemporaryDirectory(prefix="peftir-plan-") as empty:
+        for _ in range(MISSING_ROUNDS):
+            done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                                   str(snakefile), "--directory", empty, "--configfile", *map(str, configfiles),
+                                   "--", *targets], capture_output=True, text=True)
+            missing = _missing_inputs(done.stderr + done.stdout) if done.returncode else []
+            if not missing:
+                break
+            for name in missing:
+                path = Path(empty) / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+    if done.returncode:
+        raise RuntimeError(f"snakemake could not plan {targets}: {(done.stderr + done.stdout)[-2000:]}")
+    jobs, current = [], None
+    for line in done.stdout.splitlines():
+        found = JOB.match(line.strip())
+        if found:
+            current = [found.group(1), {}, {}]
+            jobs.append(current)
+        elif current and line.strip().startswith(("wildcards:", "resources:")):
+            key, _, values = line.strip().partition(": ")
+            pairs = dict(item.split("=", 1) for item in values.split(", ") if "=" in item)
+            current[1 if key == "wildcards" else 2].update(pairs)
+    return [tuple(job) for job in jobs]
+
+
+MISSING_ROUNDS = 100         # one rule's missing inputs are named at a time
+
+
+def _missing_inputs(output: str) -> list[str]:
+    """The files Snakemake names under "affected files:" after "Missing input files"."""
+    if "Missing input files" not in output:
+        return []
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if "affected files:" in line), len(lines)) + 1
+    found = []
+    for line in lines[start:]:
+        if not line.startswith((" ", "\t")) or not line.strip():
+            break
+        found.append(line.strip())
+    return found
+
+
+@dataclass
+class RulePlan:
+    rule: str
+    jobs: int = 0
+    gpu: bool = False
+    gpu_hours: float = 0.0
+    largest_gpu_memory_gb: float = 0.0
+    host_memory_mb: int = 0
+    sources: set = field(default_factory=set)
+    notes: set = field(default_factory=set)
+
+
+def plan(checkout: Path, overlays: list[Path], targets: list[str],
+         calibration: Calibration | None = None) -> list[RulePlan]:
+    """Per rule: its jobs, their GPU-hours (GPU rules) and largest analytic GPU memory, the memory asked of the host,
+    and the sources of the rates; the configuration is the checkout's config.yaml with ``overlays`` over it."""
+    calibration = calibration or Calibration.read(checkout / CALIBRATION)
+    config = load_config(checkout, list(map(str, overlays)))
+    precision = config["execution"]["precision"]
+    rules: dict[str, RulePlan] = {}
+    configfiles = [checkout / "config.yaml", *overlays]
+    for rule, wildcards, resources in planned_jobs(checkout / "Snakefile", configfiles, targets):
+        entry = rules.setdefault(rule, RulePlan(rule))
+        entry.jobs += 1
+        entry.gpu = entry.gpu or int(resources.get("gpu", 0)) > 0
+        entry.host_memory_mb = max(entry.host_memory_mb, int(resources.get("mem_mb", 0)))
+        if rule not in RULES:
+            continue
+        work = RULES[rule](config, wildcards)
+        size = architecture(work.backbone)
+        seconds, source = calibration.seconds(work, size, precision)
+        entry.gpu_hours += seconds / 3600
+        entry.largest_gpu_memory_gb = max(entry.largest_gpu_memory_gb, work.gpu_memory_gb(size))
+        entry.sources.add(source)
+        if work.note:
+            entry.notes.add(work.note)
+    return sorted(rules.values(), key=lambda entry: -entry.gpu_hours)
+
+
+def render(rules: list[RulePlan], calibration: Calibration) -> str:
+    """The plan as a table, with the total and the papers' reported times beside it."""
+    lines = [f"{'rule':28} {'jobs':>6} {'GPU-h/job':>10} {'GPU-h':>10} {'GPU mem GB':>10} {'host mem GB':>11}  source"]
+    for entry in rules:
+        per_job = entry.gpu_hours / entry.jobs if entry.jobs else 0
+        source = "; ".join(sorted(entry.sources)) or ("-" if entry.gpu else "CPU job")
+        lines.append(f"{entry.rule:28} {entry.jobs:6d} {per_job:10.2f} {entry.gpu_hours:10.1f} "
+                     f"{entry.largest_gpu_memory_gb:10.1f} {entry.host_memory_mb / 1000:11.1f}  {source}")
+        lines.extend(f"{'':28} {note}" for note in sorted(entry.notes))
+    total = sum(entry.gpu_hours for entry in rules)
+    lines.append(f"{'total':28} {sum(e.jobs for e in rules):6d} {'':10} {total:10.1f}")
+    lines.append(f"rates: {calibration.source}")
+    lines.extend(f"reported: {row['what']}: {row['hours']} h on {row['hardware']} ({row['source']})"
+                 for row in calibration.reported)
+    return "\n".join(lines)

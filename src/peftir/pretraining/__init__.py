@@ -1,1 +1,0 @@
-"""Pretraining: backbones and language modules built before any ranker is trained."""
