@@ -7,6 +7,7 @@
 #   snakemake --cores all all_dense_tables         # the dense retrieval papers' tables (DPTDR, Condenser)
 #   snakemake --cores all all_splade_tables        # the Adapters-SPLADE paper's tables
 #   snakemake --cores all all_crates           # a Workflow Run RO-Crate of every table and figure
+#   snakemake --cores all results/tables/table5.repro.tex   # Table 5 against the paper (scorecard; all_tables: all)
 #   snakemake --report report.html             # tables, figures, commit, config, package versions
 #
 # DAG: download (ir_datasets) → folds (→ triples) → index → bm25 (Anserini) → train → rerank
@@ -71,6 +72,9 @@ localrules:
     evaluate_splade_bm25,
     evaluate_splade_reranked,
     splade_table,
+    scorecard,
+    significance,
+    report_page,
 
 
 include: "workflow/rules/data.smk"
@@ -78,6 +82,7 @@ include: "workflow/rules/bm25.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/retrieval_tables.smk"
 include: "workflow/rules/crates.smk"
+include: "workflow/rules/reproduction.smk"
 # One rules file per system: the Semi-Siamese rerankers always, the others when the config has their section.
 include: "workflow/rules/semi_siamese.smk"
 
@@ -113,6 +118,10 @@ rule all_tables:
         [PATHS.dense_table_tex.format(paper=paper, table=table) for paper, table in DENSE_TABLES],
         dense_plan.dense_figure_files(config),
         expand(PATHS.splade_table_tex, table=SPLADE_TABLES),
+        expand(PATHS.scorecard_tex, report=plan.table_reports(config)),
+        expand(PATHS.scorecard_pdf, report=plan.table_reports(config)),
+        expand(PATHS.significance_tex, report=plan.table_reports(config)),
+        PATHS.report_page,
 
 
 rule all_dense_tables:

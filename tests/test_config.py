@@ -144,6 +144,18 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["backbone"].update(layers=50),
      "config key backbone.layers = 50: at most 6, the layers of backbone.name = 'embedded:all-MiniLM-L6-v2'"),
     (lambda c: c["backbone"].update(name="./models/bert"), "config key backbone.name = './models/bert': no such directory"),
+    # reproduced vs reported
+    (lambda c: c["reproduction"]["stand_ins"].update(robust04="robust"),
+     "config key reproduction.stand_ins.robust04 = 'robust': allowed: vaswani, "),
+    (lambda c: c["reproduction"].update(reported="config/nowhere"),
+     "config key reproduction.reported = 'config/nowhere': no condenser.yaml there"),
+    (lambda c: c["reproduction"]["original_runs"].update({"table9": {"qrels": "q", "rows": {"a": "x", "b": "y"}}}),
+     "config key reproduction.original_runs.table9: allowed: table3, table4, table5, table6, table7, "),
+    (lambda c: c["reproduction"]["original_runs"].update({"table5": {"qrels": "q", "rows": {"a": "x", "b": "y"}}}),
+     "config key reproduction.original_runs.table5.qrels = 'q': no such file"),
+    (lambda c: c["reproduction"].update(tolerance=5), "config key reproduction.tolerance = 5: "),
+    (lambda c: c["significance"].update(correction="fdr"),
+     "config key significance.correction = 'fdr': allowed: holm, bonferroni, none"),
 ])
 def test_config_errors_name_the_key_and_allowed_values(change, message):
     config = copy.deepcopy(DEFAULT)

@@ -12,6 +12,7 @@ from statistics import mean
 
 import pytest
 import torch
+import yaml
 from scipy import stats
 
 from peftir.pipeline.contract import artefact
@@ -72,7 +73,8 @@ def tampered(path: Path, change):
 
 
 TARGETS = ("results/tables/table3.tex", "results/tables/table4.tex", "results/tables/table5.tex",
-           "results/figures/figure4.pdf", "results/crates/table5.crate.zip")
+           "results/figures/figure4.pdf", "results/crates/table5.crate.zip", "results/tables/table5.repro.tex",
+           "results/tables/table5.significance.tex")
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +259,7 @@ def test_changing_lora_rank_plans_exactly_the_lora_runs_and_their_tables(workflo
 
 SRC = REPO / "src" / "peftir"
 NO_RERUN = set()
-TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure", "crate"}
+TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure", "crate", "scorecard", "significance"}
 
 
 @pytest.mark.integration
@@ -273,7 +275,7 @@ TRAINING_ON = {"train", "rerank", "evaluate", "table", "figure", "crate"}
     # what does reruns exactly the jobs whose results depend on it
     ("semi_siamese/loop.py", lambda code: code.replace(b"(1.0 - torch.softmax", b"(1.0 * 1.0 - torch.softmax"), TRAINING_ON),
     ("evaluation/stats.py", lambda code: code.replace(b"alternative=\"greater\")", b"alternative=\"greater\", axis=0)"),
-     {"table", "figure", "crate"}),
+     {"table", "figure", "crate", "scorecard", "significance"}),
     ("evaluation/metrics.py", lambda code: code + b"\n\ndef unused():\n    return 1\n",
      TRAINING_ON | {"evaluate_reference"}),   # validation is scored with it inside training
 ])
@@ -327,9 +329,10 @@ def test_a_training_job_killed_mid_run_resumes_and_ends_with_the_same_run_file(i
     assert not checkpoint.exists()
 
 
-def audit(workflow: Path, *args: str, checkout: Path | None = None) -> subprocess.CompletedProcess:
-    """``peftir audit`` of Table 5 in ``workflow`` against its checkout (the clone it was built in)."""
-    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", "results/tables/table5.tex", *args,
+def audit(workflow: Path, *args: str, checkout: Path | None = None,
+          report: str = "results/tables/table5.tex") -> subprocess.CompletedProcess:
+    """``peftir audit`` of Table 5 (or ``report``) in ``workflow`` against its checkout (the clone it was built in)."""
+    return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", report, *args,
                            "--directory", str(workflow), "--checkout", str(checkout or workflow)],
                           capture_output=True, text=True, timeout=600)
 
@@ -402,6 +405,47 @@ def test_the_audit_fails_naming_the_tampered_file(workflow, what):
     assert done.returncode == 1, done.stdout[-2000:]
     assert re.search(rf"AUDIT FAILED: cell \S+: {re.escape(named)}:", done.stdout), done.stdout[-2000:]
     assert audit(workflow, "--cell", CELL, "--skip-config").returncode == 0     # restored: clean again
+
+
+SCORECARD, SIGNIFICANCE = "results/tables/table5.repro.tex", "results/tables/table5.significance.tex"
+
+
+@pytest.mark.integration
+def test_table5s_scorecard_compares_its_cells_with_the_papers_through_the_stand_in(workflow):
+    card = json.loads((workflow / "results/tables/table5.repro.json").read_text())
+    table = {c["cell"]: c for c in _table(workflow, "table5")}
+    by_cell = {c["cell"]: c for c in card["cells"]}
+    cell = by_cell[CELL]                                        # colbert:ss_lora:vaswani:P@20 ← the paper's Robust04
+    assert cell["reported_cell"] == "colbert:ss_lora:robust04:P@20" and cell["reported"] == 0.3406
+    assert cell["reproduced"] == table[CELL]["value"]
+    assert cell["difference"] == pytest.approx(table[CELL]["value"] - 0.3406)
+    assert card["budget"] == "embedded" and "embedded default" in (workflow / SCORECARD).read_text()
+    assert {row["baseline"] for row in card["rows"]} == {"colbert:full"}
+    assert (workflow / "results/figures/table5.repro.png").stat().st_size > 0
+
+
+@pytest.mark.integration
+def test_each_run_records_the_significance_test_it_is_evaluated_with(workflow):
+    metadata = yaml.safe_load((workflow / "results/runs/vaswani/colbert/lora/fold1-seed1.ir_metadata.yaml").read_text())
+    (test,) = metadata["research goal"]["evaluation"]["significance test"]
+    assert test["correction method"] == "holm" and "paired t-test" in test["name"]
+
+
+@pytest.mark.integration
+def test_the_companions_audit_down_to_the_runs_and_a_changed_byte_is_named(workflow):
+    for report in (SCORECARD, SIGNIFICANCE):
+        done = audit(workflow, report=report)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "audit passed" in done.stdout and "(ir_measures agrees)" in done.stdout   # the table cells' chains
+    one = audit(workflow, "--cell", CELL, "--skip-config", report=SCORECARD)
+    assert one.returncode == 0 and f"cell {CELL}" in one.stdout
+    changes = [(SCORECARD.replace(".tex", ".json"), lambda b: b.replace(b'"compared": ', b'"compared": 1', 1)),
+               ("config/reported/semi-siamese.yaml", lambda b: b.replace(b"value: 0.3406", b"value: 0.3407", 1)),
+               (SIGNIFICANCE.replace(".tex", ".json"), lambda b: b.replace(b'"family": ', b'"family": 1', 1))]
+    for path, change in changes:
+        with tampered(workflow / path, change):
+            failed = audit(workflow, report=SIGNIFICANCE if "significance" in path else SCORECARD)
+        assert failed.returncode == 1 and path in failed.stdout, (path, failed.stdout[-2000:])
 
 
 @pytest.mark.integration

@@ -31,7 +31,7 @@ rule bm25:
     log:
         PATHS.log("bm25", "{dataset}"),
     params:
-        **params_of("bm25", "bm25"),
+        **params_of("bm25", "bm25", "significance"),
     threads: threads_of("bm25")
     resources:
         **resources_of("bm25"),

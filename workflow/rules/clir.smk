@@ -107,7 +107,7 @@ rule prerank_clir:
     log:
         PATHS.log("prerank_clir", "{pair}/{prerank}"),
     params:
-        **params_of("prerank_clir", "clir_prerank", "execution"),
+        **params_of("prerank_clir", "clir_prerank", "execution", "significance"),
     threads: threads_of("prerank_clir")
     resources:
         **resources_of("prerank_clir"),
@@ -128,7 +128,7 @@ rule nmt_bm25_clir:
     log:
         PATHS.log("nmt_bm25_clir", "{pair}"),
     params:
-        **params_of("nmt_bm25_clir", "clir_translated"),
+        **params_of("nmt_bm25_clir", "clir_translated", "significance"),
     threads: threads_of("nmt_bm25_clir")
     resources:
         **resources_of("nmt_bm25_clir"),
@@ -233,7 +233,7 @@ rule rerank_clir:
     log:
         PATHS.log("rerank_clir", CLIR_RUN),
     params:
-        **params_of("rerank_clir", "clir_system", "clir_rerank", "clir_backbone_name", "execution"),
+        **params_of("rerank_clir", "clir_system", "clir_rerank", "clir_backbone_name", "execution", "significance"),
     threads: threads_of("rerank_clir")
     resources:
         **resources_of("rerank_clir"),

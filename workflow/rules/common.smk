@@ -15,13 +15,13 @@ from peftir.semi_siamese.contract import FIRST_STAGE, RUN
 from peftir.splade import plan as splade_plan
 from peftir.splade.contract import RERANKED, RERANKER, SPLADE, SPLADE_TARGET
 from peftir.provenance.code_version import code_version
-from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV
+from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV, workflow_file
 from peftir.pipeline import plan, warm
 from peftir.pipeline.config import ConfigError, validate
 from peftir.pipeline.landing_page import LandingPage
 
 try:
-    validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+    validate(config, workflow.source_path("../schemas/config.schema.yaml"), workflow.basedir)
 except ConfigError as problem:
     raise WorkflowError(f"Invalid configuration: {problem}")
 
@@ -64,6 +64,13 @@ def params_of(script, *concerns, **bundles):
     single = {name: (lambda wildcards, name=name: PARAMS[name](config, dict(wildcards.items()))) for name in concerns}
     joined = {name: param_of(*names) for name, names in bundles.items()}
     return {**single, **joined, "code": lambda wildcards: code_version(path, workflow.basedir)}
+
+
+def reported_of(files):
+    """The papers' reported files (``files``: a function of the wildcards giving their paths relative to the
+    checkout) as a param, each by content (peftir.provenance.records.workflow_file): shipped with the workflow like
+    its code, they are read from the checkout wherever the jobs run, and a changed number reruns what shows it."""
+    return lambda wildcards: [workflow_file(path, workflow.basedir) for path in files(wildcards)]
 
 
 def threads_of(rule):

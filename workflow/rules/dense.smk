@@ -129,7 +129,7 @@ if config.get("dense_retrieval"):
         log:
             PATHS.log("dense_search", RETRIEVER),
         params:
-            **params_of("dense_search", "retriever", "dense_search"),
+            **params_of("dense_search", "retriever", "dense_search", "significance"),
         threads: threads_of("dense_search")
         resources:
             **resources_of("dense_search"),

@@ -50,7 +50,7 @@ rule rerank:
     log:
         PATHS.log("rerank", RUN),
     params:
-        **params_of("rerank", "backbone", "ranker", "method", "training", "rerank", "execution"),
+        **params_of("rerank", "backbone", "ranker", "method", "training", "rerank", "execution", "significance"),
     threads: threads_of("rerank")
     resources:
         **resources_of("rerank"),
@@ -72,7 +72,7 @@ rule zero_shot:
     log:
         PATHS.log("zero_shot", "{dataset}"),
     params:
-        **params_of("zero_shot", "backbone", "lengths", "rerank", "execution"),
+        **params_of("zero_shot", "backbone", "lengths", "rerank", "execution", "significance"),
     threads: threads_of("zero_shot")
     resources:
         **resources_of("zero_shot"),

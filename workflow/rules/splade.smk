@@ -70,7 +70,7 @@ rule splade_search:
     log:
         PATHS.log("splade_search", SPLADE_TARGET),
     params:
-        **params_of("splade_search", "splade", "splade_index"),
+        **params_of("splade_search", "splade", "splade_index", "significance"),
     threads: threads_of("splade_search")
     resources:
         **resources_of("splade_search"),
@@ -139,7 +139,7 @@ rule splade_rerank:
     log:
         PATHS.log("splade_rerank", RERANKED),
     params:
-        **params_of("splade_rerank", "splade_reranker", "splade_rerank"),
+        **params_of("splade_rerank", "splade_reranker", "splade_rerank", "significance"),
     threads: threads_of("splade_rerank")
     resources:
         **resources_of("splade_rerank"),

@@ -52,6 +52,12 @@ from ..pipeline.config import ConfigError, load_config
 from ..provenance import records
 from ..provenance.code_version import changed, code_version
 from .rescore import rescore
+from ..errors import ActionableError
+from ..evaluation.significance import significance_table
+from ..pipeline import plan
+from ..reports import scorecard
+from ..reports.figures import rendered
+from ..reports.significance_tables import render_significance_latex
 from ..clir import plan as clir_plan
 from ..dense import plan as dense_plan
 from ..semi_siamese import plan as semi_siamese_plan
@@ -77,7 +83,8 @@ MEASURED_VECTORS = ("dense_geometry", "untrained_geometry")     # files of measu
 TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model", "splade_model", "reranker_model")
 # The report kinds ``audit`` accepts, and what each is made of.
 REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point",
-           "dense_table_tex": "cell", "splade_table_tex": "cell", "dense_figure_pdf": "point"}
+           "dense_table_tex": "cell", "splade_table_tex": "cell", "dense_figure_pdf": "point",
+           "scorecard_tex": "table cell", "significance_tex": "table cell"}
 
 
 class AuditFailure(Exception):
@@ -104,6 +111,7 @@ class Auditor:
     verified: dict[str, dict] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
+    checkout: Path = Path(".")      # the workflow's files (a paper's reported numbers) are read from it
     cell: str = ""   # the cell being audited, for the failure message
 
     def fail(self, file: str | Path, reason: str) -> None:
@@ -279,15 +287,15 @@ class Auditor:
                  f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
                  f"({cell['rounding']})"]
         test = cell.get("ttest")
-        if test and "against" in test and "baseline_n" not in test:
-            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
-                         f"paired with {test['against']}'s (two-sided)")
-        elif test and "against" in test:
+        if test and "values" in test:
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for per-seed means "
+                         f"{test['values']} vs full FT's {test['baseline']}")
+        elif test and "baseline_n" in test:
             lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
                          f"vs {test['baseline_n']} of {test['against']} (unpaired, two-sided)")
         elif test:
-            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for per-seed means "
-                         f"{test['values']} vs full FT's {test['baseline']}")
+            lines.append(f"  star {cell['stars'] or 'none'}: p = {cell['p_value']} for {test['n']} per-query values "
+                         f"paired with {test['against']}'s (two-sided)")
         runs = [self._steps(entry["metrics_file"]) for entry in cell["runs"]]
         commits = sorted({f"{r['git']['commit']} ({'dirty' if r['git']['dirty'] else 'clean'})" for r, _ in runs})
         first = runs[0][0]
@@ -360,6 +368,11 @@ def stale(record: dict, config: dict, checkout: Path) -> str | None:
             now = code_version(str(Path(checkout) / recorded["script"]), checkout)
             if now != recorded:
                 return f"the code it ran has changed since ({', '.join(changed(recorded, now))})"
+        elif name == "reported":
+            for entry in recorded:
+                if not (Path(checkout) / entry["path"]).is_file() or \
+                        records.workflow_file(entry["path"], checkout) != entry:
+                    return f"{entry['path']}, the paper's reported numbers it shows, has changed since"
         elif name in PARAMS:
             found = differences(recorded, PARAMS[name](config, record["wildcards"]), f"params.{name}")
             if found:
@@ -369,6 +382,11 @@ def stale(record: dict, config: dict, checkout: Path) -> str | None:
 
 def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str]], str]:
     """The inputs the current config gives the job that made ``report``, by name, and the settings they follow."""
+    kind = (artefact(report) or ("",))[0]
+    if kind in ("scorecard_tex", "significance_tex"):
+        wanted = plan.scorecard_input(config, record["wildcards"]["report"])
+        return ({name: [files] if isinstance(files, str) else files for name, files in wanted.items()
+                 if kind == "scorecard_tex" or name == "table"}, "reproduction.reported, original_runs")
     kind = "tables" if "table" in record["wildcards"] else "figures"
     name = record["wildcards"]["table" if kind == "tables" else "figure"]
     if (artefact(report) or ("",))[0] == "dense_figure_pdf":
@@ -686,9 +704,83 @@ def attention_trace(point: dict, record: dict) -> list[str]:
             f"sample {point['sample_sha256'][:12]} of {point['docs']} (seed {point['seed']})"]
 
 
-CHECKS = {"table_tex": table_cells, "figure_pdf": figure_bars, "clir_table_tex": clir_table_cells,
-          "clir_figure_pdf": clir_figure_points, "dense_table_tex": dense_table_cells,
-          "splade_table_tex": dense_table_cells, "dense_figure_pdf": dense_figure_points}
+TABLES = {"table_tex": table_cells, "clir_table_tex": clir_table_cells, "dense_table_tex": dense_table_cells,
+          "splade_table_tex": dense_table_cells}
+
+
+def table_behind(auditor: Auditor, companion: str, record: dict, cells: list[str], say: Callable[[str], None]
+                 ) -> list[dict]:
+    """The cells ``cells`` of the table a companion (scorecard, significance) was made from, audited as that
+    table's own audit audits them: their chains re-hashed, metrics recomputed, tests rerun."""
+    (json_path,) = record["inputs"]["table"]
+    auditor.check_input(json_path, record["inputs"]["table"][json_path], companion, walk=False)
+    table = json_path.removesuffix(".json") + ".tex"
+    kind = (artefact(table) or ("",))[0]
+    if kind not in TABLES:
+        auditor.fail(json_path, f"{companion} was not made from a table's JSON twin")
+    auditor.cell = "(table)"
+    made = TABLES[kind](auditor, table, auditor.verify(table, inputs=False), sorted(set(cells)), say)
+    return made or []
+
+
+def scorecard_cells(auditor: Auditor, tex_path: str, record: dict, cells: list[str] | None,
+                    say: Callable[[str], None]) -> list[dict] | None:
+    """Check a scorecard: remade from its recorded table and reported file with its recorded params, it is its JSON
+    twin, whose rendering are its LaTeX and its figure; every reproduced value it compares is then audited as a cell
+    of that table (``cells``: the scorecard cells asked for, by their table cell id)."""
+    json_path, pdf = next(iter(record["outputs"]["json"])), next(iter(record["outputs"]["pdf"]))
+    stored = json.loads(Path(json_path).read_text())
+    for source, digest in record["inputs"]["table"].items():
+        auditor.check_input(source, digest, tex_path, walk=False)
+    (reported,) = record["params"]["reported"]
+    try:
+        made = scorecard.scorecard_of(json.loads(Path(next(iter(record["inputs"]["table"]))).read_text()), reported,
+                                      record["wildcards"]["report"], record["params"]["reproduction"],
+                                      str(auditor.checkout))
+    except (ActionableError, FileNotFoundError) as problem:
+        auditor.fail(reported["path"], f"is not the reported file {tex_path} was made with: {problem}")
+    remade = json.loads(json.dumps(made))
+    if remade != stored:
+        differ = [key for key in remade if remade[key] != stored.get(key)]
+        auditor.fail(json_path, f"{', '.join(differ)} differ from the scorecard its table and reported file give")
+    if scorecard.render_scorecard_latex(stored) != Path(tex_path).read_text():
+        auditor.fail(tex_path, f"is not the LaTeX rendering of {json_path}")
+    if rendered(scorecard.draw_effects(stored))[0] != Path(pdf).read_bytes():
+        auditor.fail(pdf, f"is not the ER-vs-ΔRI figure of {json_path}")
+    compared = [c["cell"] for c in stored["cells"] if c["reproduced"] is not None]
+    unknown = sorted(set(cells or []) - set(compared))
+    if unknown:
+        say(f"unknown cell(s) {unknown}; cells of {tex_path}: {', '.join(compared)}")
+        return None
+    return table_behind(auditor, tex_path, record, cells or compared, say) if compared else []
+
+
+def significance_cells(auditor: Auditor, tex_path: str, record: dict, cells: list[str] | None,
+                       say: Callable[[str], None]) -> list[dict] | None:
+    """Check a significance companion: remade from its recorded table with its recorded settings (tests, corrected
+    p-values, intervals, effect sizes), it is its JSON twin, whose rendering is its LaTeX; every compared cell and
+    its baseline are then audited as cells of that table."""
+    json_path = next(iter(record["outputs"]["json"]))
+    stored = json.loads(Path(json_path).read_text())
+    (table_json,) = record["inputs"]["table"]
+    remade = json.loads(json.dumps(significance_table(json.loads(Path(table_json).read_text()),
+                                                      record["params"]["significance"], record["wildcards"]["report"])))
+    if remade != stored:
+        auditor.fail(json_path, "its tests differ from those its table and recorded settings give")
+    if render_significance_latex(stored) != Path(tex_path).read_text():
+        auditor.fail(tex_path, f"is not the LaTeX rendering of {json_path}")
+    pairs = [(row["cell"], row["against"]) for row in stored["comparisons"]]
+    unknown = sorted(set(cells or []) - {cell for cell, _ in pairs})
+    if unknown:
+        say(f"unknown cell(s) {unknown}; cells of {tex_path}: {', '.join(cell for cell, _ in pairs)}")
+        return None
+    wanted = [name for cell, against in pairs if not cells or cell in cells for name in (cell, against)]
+    return table_behind(auditor, tex_path, record, wanted, say) if wanted else []
+
+
+CHECKS = {**TABLES, "figure_pdf": figure_bars, "clir_figure_pdf": clir_figure_points,
+          "dense_figure_pdf": dense_figure_points, "scorecard_tex": scorecard_cells,
+          "significance_tex": significance_cells}
 
 
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,
@@ -701,8 +793,8 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     if kind not in CHECKS:
         say(f"{report} is neither a table's .tex nor a figure's .pdf under results/")
         return 2
-    auditor = Auditor(left_out=dict(left_out or {}))
-    auditor.cell = "(table)" if kind.endswith("table_tex") else "(figure)"
+    auditor = Auditor(left_out=dict(left_out or {}), checkout=Path(checkout))
+    auditor.cell = "(table)" if kind.endswith("_tex") else "(figure)"
     try:
         record = auditor.verify(report, inputs=False)
         numbers = CHECKS[kind](auditor, report, record, cells, say)
@@ -730,7 +822,7 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
     say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
         f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs, metrics recomputed"
-        + (", t-tests rerun" if kind.endswith("table_tex") else "")
+        + (", t-tests rerun" if kind.endswith("_tex") else "")
         + (", params and code match the config and checkout" if check_config else "")
         + (f", every run rescored on {rescored} queries from its weights" if rescored else ""))
     if skipped:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from ..contract.cells import cell_id
 from ..contract.params import Config, ParamFunction, Wildcards
 from ..contract.paths import CorePaths
 from ..contract.wildcards import LANGUAGE, NAME, WILDCARDS as CORE_WILDCARDS, Artefacts
@@ -15,6 +16,8 @@ CLIR_PAPER = "modular-clir"                                   # its tables', fig
 CLIR = f"results/{CLIR_PAPER}"                                # the modular cross-lingual rerankers' artefacts
 CLIR_RUN = "{pair}/{prerank}/{system}/{ranking}-seed{seed}"    # one composed reranker of one pre-ranking
 CLIR_FOLD = "1"     # the test collection's pre-assigned test split (folds scheme presplit)
+AVG, AVG_LABEL = "avg", "Avg"       # a table's column of the means over the language pairs
+NMT_BM25 = "nmt_bm25"               # the row of BM25 on the user's query translations
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,15 @@ def clir_report_layout(config: Config, kind: str, name: str) -> dict:
                      for system in spec["systems"]],
             "reduction_factors": spec.get("reduction_factors"), "seeds": list(clir["ranking"]["seeds"]),
             **({"nmt_bm25": nmt_bm25_row(clir, spec)} if "nmt_bm25" in spec else {})}
+
+
+def clir_cell_ids(layout: Mapping[str, Any]) -> list[str]:
+    """Every cell id of a CLIR table with this layout (``clir_report_layout``), in print order: the pre-ranker's
+    row, the NMT + BM25 row where there is one, each system's row; per row the pairs, then Avg."""
+    rows = [layout["prerank"]["system"], *([NMT_BM25] if "nmt_bm25" in layout else []),
+            *(row["system"] for row in layout["rows"])]
+    columns = [pair for pair, _ in layout["columns"]] + [AVG]
+    return [cell_id("", row, column, layout["metric"]) for row in rows for column in columns]
 
 
 TRANSLATIONS = "modular_clir.translations"     # the user's query translations, per pair (NMT + BM25)

@@ -6,8 +6,9 @@ from typing import Any, Mapping
 
 from ..contract.inputs import backbone_input
 from ..contract.paths import CORE
-from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, collection_languages,
-                       composed_languages, pair_languages, ranking_key, ranking_of)
+from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, clir_cell_ids,
+                       clir_report_layout, collection_languages, composed_languages, pair_languages, ranking_key,
+                       ranking_of)
 
 Config = Mapping[str, Any]
 
@@ -158,3 +159,9 @@ def report_files(config: Config) -> dict[str, str]:
                for name in clir_reports(config, "tables")},
             **{f"{CLIR_PAPER}/{name}": PATHS.clir_figure_pdf.format(figure=name)
                for name in clir_reports(config, "figures")}}
+
+
+def report_cells(config: Config) -> dict[str, list[str]]:
+    """Every cell id of every modular CLIR table the config builds, by its crate name, before any job runs."""
+    return {f"{CLIR_PAPER}/{name}": clir_cell_ids(clir_report_layout(config, "tables", name))
+            for name in clir_reports(config, "tables")}

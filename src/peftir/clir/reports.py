@@ -18,13 +18,12 @@ import pandas as pd
 
 from ..evaluation.stats import star, ttest_two_sided
 from ..files import atomic_write, write_json
-from .contract import ARTEFACTS, ranking_key
+from .contract import ARTEFACTS, AVG, AVG_LABEL, NMT_BM25, ranking_key
 from ..provenance.records import sha256
 from ..reports.cells import (METHOD_ROW, REFERENCE_ROW, MetricFiles, RunRecord, _reference_cell, _where, format_count,
-                    json_p, run_cell)
+                             json_p, run_cell)
 from ..reports.tables import latex_escape, render_latex, write_table
 
-AVG, AVG_LABEL = "avg", "Avg"       # the column of the means over the language pairs
 ROW_TITLE = "Model"
 GROUPS = {"full": "Full fine-tuning", "adapter": "Ranking adapter (RA)", "sftm": "Ranking mask (RM)"}
 TTEST = ("unpaired two-sided Student t-test with pooled variance (scipy.stats.ttest_ind, equal_var=True) of the "
@@ -32,7 +31,7 @@ TTEST = ("unpaired two-sided Student t-test with pooled variance (scipy.stats.tt
 
 RunKey = tuple[str, str, str, int]      # (pair, system, ranking, seed): one composed reranker's evaluation
 # Table 1's NMT + BM25 baseline: BM25 of the user's query translations, never tested (a baseline, as the pre-ranker)
-TRANSLATED_ROW, NMT_BM25 = "translated", "nmt_bm25"
+TRANSLATED_ROW = "translated"
 
 
 def p_note(metric: str) -> str:

@@ -49,4 +49,9 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "bm25": _bm25,
     "execution": lambda config, wc: job_execution(config),
     "publication": lambda config, wc: config["publication"],
+    "reproduction": lambda config, wc: {**{key: config["reproduction"][key] for key in ("tolerance", "stand_ins",
+                                                                                           "budget")},
+                                        "original_runs": config["reproduction"]["original_runs"].get(wc["report"])},
+    "significance": lambda config, wc: config["significance"],
+    "budget": lambda config, wc: config["reproduction"]["budget"],
 })

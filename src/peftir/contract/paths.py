@@ -36,6 +36,16 @@ class CorePaths:
     pretrained: str = f"{PRETRAINED_DIR}/{{pretrained}}"     # the backbone ``pretrained:<run>``
     pretrained_summary: str = f"{PRETRAINED_DIR}/{{pretrained}}.json"
     crate: str = "results/crates/{report}.crate.zip"     # a table's or figure's Workflow Run RO-Crate
+    # a table's companions: its scorecard against what the paper printed, its significance as the field asks for it
+    scorecard_tex: str = "results/tables/{report}.repro.tex"
+    scorecard_json: str = "results/tables/{report}.repro.json"
+    scorecard_csv: str = "results/tables/{report}.repro.csv"
+    scorecard_pdf: str = "results/figures/{report}.repro.pdf"
+    scorecard_png: str = "results/figures/{report}.repro.png"
+    significance_tex: str = "results/tables/{report}.significance.tex"
+    significance_json: str = "results/tables/{report}.significance.json"
+    significance_csv: str = "results/tables/{report}.significance.csv"
+    report_page: str = "results/report/index.html"      # every table with its companions, and the figures
 
 
 CORE = CorePaths()

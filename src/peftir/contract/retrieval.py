@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from .cells import retrieval_cell_id
+
 
 def retrieval_layout(section: dict, spec: dict, name: str, folds_of: Callable[[str], list[str]]) -> dict:
     """A retrieval table's layout: its rows (the table's defaults under each), columns, baseline, seeds and the
@@ -28,3 +30,8 @@ def searched_collection(cell: Mapping[str, Any]) -> str:
     """The collection a table cell's retriever searches: its ``target`` (SPLADE's zero-shot and TREC DL columns),
     else the dataset it trained on."""
     return cell.get("target", cell["dataset"])
+
+
+def retrieval_cell_ids(layout: Mapping[str, Any]) -> list[str]:
+    """Every cell id of a retrieval table with this layout, row by row, as its table names them."""
+    return [retrieval_cell_id(row, column) for row in layout["rows"] for column in layout["columns"]]

@@ -13,9 +13,11 @@ from . import paths
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"      # dataset, table and figure keys: never a path separator or ".."
 KEY = r"[A-Za-z0-9][A-Za-z0-9_-]*"        # config keys a directory is named by (no dot: never ``<key>.json``)
 LANGUAGE = r"[a-z]{2,3}"                  # ISO 639 codes
-WILDCARDS = {"dataset": NAME, "target": NAME, "table": NAME, "figure": NAME, "fold": r"\d+", "seed": r"\d+",
+# a table's or figure's key: a NAME that is not one of a table's companions (``table5.repro``, ``table5.significance``)
+REPORT_KEY = NAME + r"(?<!\.repro)(?<!\.significance)"
+WILDCARDS = {"dataset": NAME, "target": NAME, "table": REPORT_KEY, "figure": REPORT_KEY, "fold": r"\d+", "seed": r"\d+",
              "pretrained": KEY, "backbone": KEY,
-             "report": f"(?:{NAME}/)?{NAME}"}     # a crate's report: ``table5``, ``dptdr/table3``
+             "report": f"(?:{NAME}/)?{REPORT_KEY}"}     # a crate's report: ``table5``, ``dptdr/table3``
 
 
 class Artefacts:

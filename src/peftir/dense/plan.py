@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ..contract.inputs import backbone_input, collection
 from ..contract.measures import GEOMETRY_METRICS
 from ..contract.paths import CORE
-from ..contract.retrieval import retrieval_cell, searched_collection
+from ..contract.retrieval import retrieval_cell, retrieval_cell_ids, searched_collection
 from ..semi_siamese.contract import PATHS as SEMI_SIAMESE
 from .contract import ARTEFACTS, PATHS, prompts_run, dense_figure_layout, dense_figure_names, dense_report_layout
 
@@ -161,3 +161,9 @@ def report_files(config: Config) -> dict[str, str]:
     tables = {report: PATHS.dense_table_tex.format(paper=paper, table=name)
               for report in dense_report_names(config) for paper, name in [report.split("/")]}
     return {**tables, **dict(zip(dense_figure_names(config), dense_figure_files(config)))}
+
+
+def report_cells(config: Config) -> dict[str, list[str]]:
+    """Every cell id of every dense table the config builds, by its crate name, before any job runs."""
+    return {report: retrieval_cell_ids(dense_report_layout(config, *report.split("/")))
+            for report in dense_report_names(config)}

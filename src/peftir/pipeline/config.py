@@ -76,8 +76,9 @@ def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
     return ConfigError(f"config key {key}{value}: {_allowed(error)}")
 
 
-def validate(config: dict, schema_path: str | Path) -> None:
-    """Raise ConfigError naming the first problem; also checks cross-references between sections."""
+def validate(config: dict, schema_path: str | Path, checkout: str | Path | None = None) -> None:
+    """Raise ConfigError naming the first problem; also checks cross-references between sections. ``checkout``: the
+    workflow's (where its shipped files are; by default the one the schema is in)."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = sorted(_Validator(schema).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
@@ -95,7 +96,39 @@ def validate(config: dict, schema_path: str | Path) -> None:
                            ("sparse_retrieval", check_sparse_retrieval)):
         if config.get(section):
             check(config)
+    _check_reproduction(config, Path(checkout) if checkout else Path(schema_path).resolve().parents[2])
     relations.check(config)
+
+
+def _check_reproduction(config: dict, checkout: Path) -> None:
+    """Each built table's paper has a readable reported file (``reproduction.reported``/<paper>.yaml, in the
+    workflow's ``checkout``), a stand-in is a dataset of ``datasets``, and the original runs given are for tables
+    the config builds, with their files there."""
+    from ..reports.reported import ReportedError, load_reported
+    from .plan import reported_files, table_reports
+
+    section = config["reproduction"]
+    tables = table_reports(config)
+    for name in reported_files(config):
+        path = checkout / name
+        if not path.is_file():
+            raise ConfigError(f"config key reproduction.reported = {section['reported']!r}: no {path.name} "
+                              f"there (what the paper printed, <paper>.yaml; relative to the workflow's checkout)")
+        try:
+            load_reported(path)
+        except ReportedError as problem:
+            raise ConfigError(f"config key reproduction.reported: {problem}") from None
+    for paper_dataset, built in section["stand_ins"].items():
+        if built not in config["datasets"]:
+            raise ConfigError(f"config key reproduction.stand_ins.{paper_dataset} = {built!r}: allowed: "
+                              f"{', '.join(config['datasets'])} (the keys of datasets)")
+    for report, given in section["original_runs"].items():
+        if report not in tables:
+            raise ConfigError(f"config key reproduction.original_runs.{report}: allowed: {', '.join(tables)} "
+                              f"(the tables the config builds)")
+        for key, path in [("qrels", given["qrels"]), *((f"rows.{row}", run) for row, run in given["rows"].items())]:
+            if not Path(path).is_file():
+                raise ConfigError(f"config key reproduction.original_runs.{report}.{key} = {path!r}: no such file")
 
 
 def _check_backbone(backbone: dict) -> None:

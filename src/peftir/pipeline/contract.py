@@ -10,7 +10,7 @@ from ..clir import contract as clir
 from ..contract import params as core
 from ..contract.paths import CorePaths
 from ..contract.params import ParamFunction
-from ..contract.wildcards import NAME, WILDCARDS, Artefacts
+from ..contract.wildcards import REPORT_KEY, WILDCARDS, Artefacts
 from ..dense import contract as dense
 from ..semi_siamese import contract as semi_siamese
 from ..splade import contract as splade
@@ -25,7 +25,7 @@ PAPERS = (clir.CLIR_PAPER, *dense.DENSE_PAPERS, splade.SPARSE_PAPER)     # their
 
 def wildcard_constraints() -> dict[str, str]:
     """The regular expression every wildcard must match (Snakemake's ``wildcard_constraints``)."""
-    joined = {**WILDCARDS, "report": f"(?:(?:{'|'.join(PAPERS)})/)?{NAME}"}
+    joined = {**WILDCARDS, "report": f"(?:(?:{'|'.join(PAPERS)})/)?{REPORT_KEY}"}
     for system in SYSTEMS:
         joined.update(system.WILDCARDS)
     return joined

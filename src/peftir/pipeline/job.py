@@ -17,7 +17,9 @@ The context does what every job needs and no job computes:
 3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``);
 4. it publishes the rule's ``mem_mb`` to the Java processes the job starts (``peftir.execution.memory``);
 5. with ``PEFTIR_SEAM_AUDIT`` set (tests), it records what entered the job's models and from where
-   (``peftir.execution.audit``).
+   (``peftir.execution.audit``);
+6. it hands a run-writing job's ``significance`` param (the test and correction its runs are evaluated with) to the
+   runs' ir_metadata sidecars (``peftir.provenance.ir_metadata.set_significance``).
 """
 from __future__ import annotations
 
@@ -76,12 +78,14 @@ def job(smk: Any) -> Iterator[Any]:
     """Run the body as the job of Snakemake's ``smk`` object (see the module's docstring)."""
     warm.run_in_worker()          # returns only where this process is to run the job itself
     from ..provenance import records   # not before: a process that hands its job over stays light
+    from ..provenance.ir_metadata import set_significance
 
     started = records.now()
     log = str(smk.log[0]) if smk.log else None
     failed = False
     audited = audit.job_directory()
     memory.publish(getattr(smk.resources, "mem_mb", None))
+    set_significance(getattr(smk.params, "significance", None))
     with _output_to(log):
         if warm.serving():
             print(f"run by the warm worker (process {os.getpid()}, imports already loaded)", file=sys.stderr)

@@ -7,7 +7,9 @@ from typing import Any, Mapping
 from ..clir import plan as clir
 from ..dense import plan as dense
 from ..semi_siamese import plan as semi_siamese
+from ..semi_siamese.contract import PAPER as SEMI_SIAMESE
 from ..splade import plan as splade
+from .contract import PATHS
 
 Config = Mapping[str, Any]
 SYSTEM_PLANS = (semi_siamese, clir, dense, splade)      # each plans its own jobs and names its own reports
@@ -32,6 +34,58 @@ def crate_reports(config: Config) -> list[str]:
     return list(report_files(config))
 
 
+def table_reports(config: Config) -> list[str]:
+    """Every table of the config by its crate name: what gets a scorecard and a significance companion."""
+    return [name for name, path in report_files(config).items() if path.endswith(".tex")]
+
+
+def figure_reports(config: Config) -> list[str]:
+    """Every figure of the config by its crate name."""
+    return [name for name, path in report_files(config).items() if path.endswith(".pdf")]
+
+
+def page_input(config: Config) -> dict[str, list[str]]:
+    """What the report page shows: each table's JSON twin, scorecard (and its figure) and significance companion,
+    and each figure's PNG."""
+    tables = table_reports(config)
+    return {"tables": [table_json(config, report) for report in tables],
+            "scorecards": [PATHS.scorecard_json.format(report=report) for report in tables],
+            "scorecard_figures": [PATHS.scorecard_png.format(report=report) for report in tables],
+            "significance": [PATHS.significance_json.format(report=report) for report in tables],
+            "figures": [report_file(config, report).removesuffix(".pdf") + ".png" for report in figure_reports(config)]}
+
+
+def paper_table(report: str) -> tuple[str, str]:
+    """A table's paper (its reported file's name) and its name there: ``dptdr/table3`` → (``dptdr``, ``table3``);
+    the Semi-Siamese paper's tables have no folder (``table5``)."""
+    paper, _, table = report.rpartition("/")
+    return paper or SEMI_SIAMESE, table
+
+
+def reported_file(config: Config, report: str) -> str:
+    """The reported file of a table's paper (``reproduction.reported``/<paper>.yaml), relative to the workflow's
+    checkout: a file the workflow ships, tracked by content like its code (``records.workflow_file``)."""
+    return f"{config['reproduction']['reported']}/{paper_table(report)[0]}.yaml"
+
+
+def table_json(config: Config, report: str) -> str:
+    """A table's JSON twin, beside its .tex."""
+    return report_file(config, report).removesuffix(".tex") + ".json"
+
+
+def scorecard_input(config: Config, report: str) -> dict[str, str | list[str]]:
+    """A scorecard reads its table's JSON twin and, where the user gave them, the authors' original runs and their
+    qrels (its paper's reported file comes in a param: ``reported_file``)."""
+    original = config["reproduction"]["original_runs"].get(report)
+    return {"table": table_json(config, report),
+            **({"qrels": original["qrels"], "original": list(original["rows"].values())} if original else {})}
+
+
+def reported_files(config: Config) -> list[str]:
+    """The reported files of the papers whose tables the config builds (``reported_file``)."""
+    return sorted({reported_file(config, report) for report in table_reports(config)})
+
+
 def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:
     """What one job of ``rule`` asks for: ``config.resources.<rule>`` with the dataset's overrides
     (``datasets.<name>.resources.<rule>``); threads, mem_mb, runtime (minutes), gpu, and gpu_model
@@ -40,3 +94,9 @@ def resources(config: Config, rule: str, wildcards: Mapping[str, str]) -> dict:
     dataset = wildcards.get("target") or wildcards.get("dataset")
     overrides = config["datasets"][dataset].get("resources", {}).get(rule, {}) if dataset else {}
     return {"gpu": 0, **config["resources"][rule], **overrides}
+
+
+def report_cells(config: Config) -> dict[str, list[str]]:
+    """Every cell id of every table the config builds, by the table's crate name, each system's in turn: what a
+    reported file's cells must name (``peftir.reports.reported``)."""
+    return {name: ids for system in SYSTEM_PLANS for name, ids in system.report_cells(config).items()}

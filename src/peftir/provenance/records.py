@@ -21,6 +21,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from ..errors import ActionableError
 from ..files import atomic_write
 from ..contract.paths import RESULTS
 
@@ -157,6 +158,21 @@ def config_file(path: str, checkout: str) -> dict:
         if found.is_relative_to(root):
             return {"path": found.relative_to(root).as_posix(), "base": base, "sha256": sha256(found)}
     return {"path": str(found), "base": "absolute", "sha256": sha256(found)}
+
+
+def workflow_file(path: str, checkout: str | os.PathLike) -> dict:
+    """A file the workflow ships (a paper's reported numbers), as a job's param: its path relative to the checkout
+    and its sha256, so the job reruns when its content changes and records name no checkout."""
+    return {"path": path, "sha256": sha256(Path(checkout) / path)}
+
+
+def read_workflow_file(entry: dict, checkout: str | os.PathLike | None = None) -> Path:
+    """A ``workflow_file`` param's file in the checkout (the job's, by default), checked unchanged since the
+    workflow was planned."""
+    path = Path(workflow_checkout() if checkout is None else checkout) / entry["path"]
+    if sha256(path) != entry["sha256"]:
+        raise ActionableError(f"{entry['path']}: changed since the workflow was planned (sha256 differs); rerun")
+    return path
 
 
 def config_path(entry: dict, checkout: str | os.PathLike) -> Path:

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from statistics import fmean
 
+from ..contract.cells import IMPROVEMENT, cell_id
 from ..evaluation.metrics import read_metrics
 from ..evaluation.stats import improvement, stars, ttest_greater
 
@@ -134,7 +135,7 @@ def test_against(cell: dict, baseline: dict) -> None:
     values, base = list(cell["per_seed"].values()), list(baseline["per_seed"].values())
     p = json_p(ttest_greater(values, base))
     cell["p_value"], cell["stars"] = p, stars(p)
-    cell["ttest"] = {"test": TTEST, "values": values, "baseline": base, "p_value": p}
+    cell["ttest"] = {"test": TTEST, "against": baseline["cell"], "values": values, "baseline": base, "p_value": p}
 
 
 def best_cell(index: dict, dataset: str, ranker: str, metric: str, candidates: list[str],
@@ -187,7 +188,7 @@ def table_cells(layout: dict, records: list[RunRecord], references: dict[str, di
                     test_against(cell, baseline)
         cells += [cell for row in rows for cell in row]
         cells += [improvement_cell([row[i] for row in rows if row is not base], base[i])
-                  | _where(IMPROVEMENT_ROW, group["label"], ranker, "improvement", "Improvement (%)", None, "-",
+                  | _where(IMPROVEMENT_ROW, group["label"], ranker, IMPROVEMENT, "Improvement (%)", None, "-",
                            d, label, m) for i, (d, label, m) in enumerate(columns)]
     return cells
 
@@ -208,10 +209,8 @@ def _reference_cell(system: str, by_dataset: dict[str, list[str]], dataset: str,
 
 def _where(kind: str, group: str, ranker: str, row: str, label: str, count: int | None, shown: str, dataset: str,
            dataset_label: str, metric: str) -> dict:
-    """Where a cell sits: its row and column, and its id ``ranker:row:dataset:metric`` (a reference row's
-    ``system:dataset:metric``, e.g. ``bm25:vaswani:P@20``)."""
-    cell = ":".join([ranker, row, dataset, metric] if ranker else [row, dataset, metric])
-    return {"cell": cell, "row_kind": kind, "group": group, "ranker": ranker, "row": row, "label": label,
+    """Where a cell sits: its row and column, and its id (``cell_id``)."""
+    return {"cell": cell_id(ranker, row, dataset, metric), "row_kind": kind, "group": group, "ranker": ranker, "row": row, "label": label,
             "trainable_parameters": count, "printed_parameters": shown, "dataset": dataset,
             "dataset_label": dataset_label, "metric": metric}
 

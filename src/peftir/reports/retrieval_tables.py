@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from ..evaluation.stats import star
+from ..contract.cells import retrieval_cell_id
 from ..contract.measures import ALIGNMENT, GEOMETRY_METRICS, R_FLOPS
 from ..contract.retrieval import retrieval_cell, searched_collection
 from ..contract.wildcards import Artefacts
@@ -165,7 +166,7 @@ def _printed_count(count: int | None, percent: float | None) -> str:
 
 def _where(row_index: int, row: dict, column: dict, metric: str, kind: str, count: int | None,
            percent: float | None = None) -> dict:
-    return {"cell": f"{row['label']} | {column['label']}", "row_kind": kind, "group": "", "ranker": "",
+    return {"cell": retrieval_cell_id(row, column), "row_kind": kind, "group": "", "ranker": "",
             "row": str(row_index), "label": row["label"] + (DAGGER if kind == REPORTED_ROW else ""),
             "trainable_parameters": count, "printed_parameters": _printed_count(count, percent),
             "dataset": column["label"], "dataset_label": column["label"], "metric": metric,

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
+from ..contract.cells import IMPROVEMENT, cell_id
 from ..contract.params import Config, ParamFunction, Wildcards
 from ..contract.paths import CorePaths
 from ..contract.wildcards import WILDCARDS as CORE_WILDCARDS, Artefacts
 
+PAPER = "semi-siamese"       # its reported file's name (config/reported/); its tables have no folder of their own
 RUN = "{dataset}/{ranker}/{method}/fold{fold}-seed{seed}"       # one trained run: its files share this key
 FIRST_STAGE = "{dataset}/{ranker}/{method}/epochs{epochs}/fold{fold}-seed{seed}"
 
@@ -189,6 +191,17 @@ def report_layout(config: Config, kind: str, name: str) -> dict:
             for ranker in table_rankers(config, spec["rankers"])
         ],
     }
+
+
+def layout_cell_ids(layout: Mapping[str, Any]) -> list[str]:
+    """Every cell id of a table with this layout (``report_layout``), in print order, as
+    ``peftir.reports.cells.table_cells`` names them: the reference rows, then per ranker its rows and "Improvement"."""
+    columns = [(dataset, metric) for dataset, _ in layout["datasets"] for metric in layout["metrics"]]
+    ids = [cell_id("", system, d, m) for system, _ in layout["references"] for d, m in columns]
+    for group in layout["groups"]:
+        rows = [row["method"] for row in group["rows"]] + [IMPROVEMENT]
+        ids += [cell_id(group["ranker"], row, d, m) for row in rows for d, m in columns]
+    return ids
 
 
 def _validation(config: Config, wildcards: Wildcards) -> dict:

@@ -7,7 +7,8 @@ from typing import Any, Mapping
 from ..contract.params import train_pairs
 from ..contract.paths import CORE
 from ..data.folds import fold_ids
-from .contract import PATHS, REFERENCES, dataset_training, first_stage, row_methods, table_rankers
+from .contract import (PATHS, REFERENCES, dataset_training, first_stage, layout_cell_ids, report_layout,
+                       row_methods, table_rankers)
 
 Config = Mapping[str, Any]
 
@@ -77,3 +78,8 @@ def report_files(config: Config) -> dict[str, str]:
     """Every table's .tex and figure's .pdf of the config by its crate name (``table5``, ``figure4``)."""
     return {**{name: PATHS.table_tex.format(table=name) for name in config["tables"]},
             **{name: PATHS.figure_pdf.format(figure=name) for name in config["figures"]}}
+
+
+def report_cells(config: Config) -> dict[str, list[str]]:
+    """Every cell id of every table the config builds, by the table's crate name, before any job runs."""
+    return {name: layout_cell_ids(report_layout(config, "tables", name)) for name in reports(config, "tables")}

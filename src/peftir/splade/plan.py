@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from ..contract.inputs import backbone_input, collection
 from ..contract.paths import CORE
-from ..contract.retrieval import retrieval_cell, searched_collection
+from ..contract.retrieval import retrieval_cell, retrieval_cell_ids, searched_collection
 from .contract import ARTEFACTS, PATHS, SPARSE_PAPER, splade_folds, splade_report_layout
 
 Config = Mapping[str, Any]
@@ -109,3 +109,9 @@ def splade_report_runs(config: Config, name: str) -> dict[str, list[str]]:
 def report_files(config: Config) -> dict[str, str]:
     """Every SPLADE table's .tex by its crate name (``splade-adapters/table1``)."""
     return {f"{SPARSE_PAPER}/{name}": PATHS.splade_table_tex.format(table=name) for name in splade_report_names(config)}
+
+
+def report_cells(config: Config) -> dict[str, list[str]]:
+    """Every cell id of every SPLADE table the config builds, by its crate name, before any job runs."""
+    return {f"{SPARSE_PAPER}/{name}": retrieval_cell_ids(splade_report_layout(config, name))
+            for name in splade_report_names(config)}

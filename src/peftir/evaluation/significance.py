@@ -1,0 +1,136 @@
+"""Significance as the field now asks for it, beside the papers' own tests (``peftir.evaluation.stats``).
+
+The papers test a few per-seed means (Semi-Siamese) or pooled per-query scores unpaired (modular CLIR), with no
+correction for the many comparisons a table makes. Here each table's family of comparisons — every cell the paper's
+test stars, against the cell it is tested against — is tested again on per-query scores (Urbano et al., SIGIR 2019;
+Sakai's guidance; Ihemelandu & Ekstrand, SIGIR 2023):
+
+- **paired** where both cells score the same queries, each query once per seed (a query's score is its mean over the
+  cell's seeds): Student's paired t-test and a paired randomisation (sign-flip permutation) test, the mean
+  difference with the t distribution's 95 % confidence interval and Cohen's d_z (mean difference over the standard
+  deviation of the differences);
+- **unpaired** where they do not (a CLIR average pools language pairs that share query ids): Welch's t-test, a
+  permutation test of the group labels, the Welch interval and Cohen's d (pooled standard deviation);
+- the configured test's p-values corrected over the table's family by Holm's step-down method (default) or
+  Bonferroni's (statsmodels' ``multipletests``), significance at the configured alpha after correction.
+
+All two-sided; the permutation tests are seeded, so a rerun gives the same p-values.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+TESTS = ("t", "permutation")
+CORRECTIONS = ("holm", "bonferroni", "none")
+CONFIDENCE = 0.95
+
+
+def query_scores(cell: Mapping[str, Any]) -> dict[str, float] | None:
+    """A cell's score per query: the mean over its runs (seeds) that hold the query; None where two runs of one
+    seed hold the same query (runs of several collections pooled), which no query-wise pairing can undo."""
+    seen: set[tuple] = set()
+    by_query: dict[str, list[float]] = defaultdict(list)
+    for run in cell["runs"] or []:
+        for qid, value in run["per_query"].items():
+            key = (run.get("seed"), qid)
+            if key in seen:
+                return None
+            seen.add(key)
+            by_query[qid].append(value)
+    return {qid: statistics.fmean(values) for qid, values in by_query.items()}
+
+
+def pooled_scores(cell: Mapping[str, Any]) -> list[float]:
+    """Every per-query value of every run of a cell: the unpaired sample."""
+    return [value for run in cell["runs"] or [] for _, value in sorted(run["per_query"].items())]
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = 0) -> np.ndarray:
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def compare(cell: Mapping[str, Any], baseline: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
+    """One comparison of ``cell`` with ``baseline``: paired where both score the same queries, else unpaired."""
+    mine, theirs = query_scores(cell), query_scores(baseline)
+    paired = mine is not None and theirs is not None and set(mine) == set(theirs) and len(mine) > 1
+    rng = np.random.default_rng(settings["seed"])
+    if paired:
+        queries = sorted(mine)
+        x, y = np.array([mine[q] for q in queries]), np.array([theirs[q] for q in queries])
+        differences = x - y
+        constant = bool(np.all(differences == differences[0]))
+        t = None if constant else scipy_stats.ttest_rel(x, y)
+        interval = (None, None) if t is None else t.confidence_interval(CONFIDENCE)
+        permutation = None if constant else scipy_stats.permutation_test(
+            (x, y), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=settings["permutations"],
+            alternative="two-sided", random_state=rng)
+        spread = float(np.std(differences, ddof=1))
+        effect = None if spread == 0 else float(np.mean(differences)) / spread
+        sizes, kind = (len(queries), len(queries)), "Cohen's d_z"
+    else:
+        x, y = np.array(pooled_scores(cell)), np.array(pooled_scores(baseline))
+        constant = len(x) < 2 or len(y) < 2 or (np.all(x == x[0]) and np.all(y == y[0]))
+        t = None if constant else scipy_stats.ttest_ind(x, y, equal_var=False)
+        interval = (None, None) if t is None else t.confidence_interval(CONFIDENCE)
+        permutation = None if constant else scipy_stats.permutation_test(
+            (x, y), _mean_difference, permutation_type="independent", vectorized=True,
+            n_resamples=settings["permutations"], alternative="two-sided", random_state=rng)
+        pooled = math.sqrt(((len(x) - 1) * np.var(x, ddof=1) + (len(y) - 1) * np.var(y, ddof=1))
+                           / (len(x) + len(y) - 2)) if len(x) > 1 and len(y) > 1 else 0.0
+        effect = None if pooled == 0 else float(np.mean(x) - np.mean(y)) / pooled
+        sizes, kind = (len(x), len(y)), "Cohen's d (pooled SD)"
+    return {"cell": cell["cell"], "against": baseline["cell"], "paired": paired, "n": sizes[0],
+            "n_baseline": sizes[1], "mean_difference": float(np.mean(x) - np.mean(y)),
+            "ci_low": _finite(interval[0]), "ci_high": _finite(interval[1]), "effect_size": effect,
+            "effect_size_kind": kind, "p_t": None if t is None else _finite(t.pvalue),
+            "p_permutation": None if permutation is None else _finite(permutation.pvalue),
+            "published_stars": cell.get("stars") or "", "published_p": cell.get("p_value")}
+
+
+def corrected(p_values: list[float | None], method: str) -> list[float | None]:
+    """The family's p-values adjusted by ``method`` (Holm or Bonferroni, over the defined ones); ``none``: as is."""
+    from statsmodels.stats.multitest import multipletests
+
+    defined = [i for i, p in enumerate(p_values) if p is not None]
+    adjusted: list[float | None] = [None] * len(p_values)
+    if method == "none" or not defined:
+        return [p if p is None else float(p) for p in p_values] if method == "none" else adjusted
+    for index, value in zip(defined, multipletests([p_values[i] for i in defined], method=method)[1]):
+        adjusted[index] = float(value)
+    return adjusted
+
+
+def family(cells: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """A table's family of comparisons: each cell the paper's test was run on, with the cell it was tested against
+    (its ``ttest.against``)."""
+    by_id = {cell["cell"]: cell for cell in cells}
+    return [(cell, by_id[cell["ttest"]["against"]]) for cell in cells
+            if cell.get("ttest") and cell["runs"] and by_id[cell["ttest"]["against"]].get("runs")]
+
+
+def significance_table(cells: list[Mapping[str, Any]], settings: Mapping[str, Any], report: str) -> dict:
+    """Every comparison of a table (``family``), tested, corrected over the family, with a summary of how the
+    corrected significance differs from the paper's stars."""
+    rows = [compare(cell, baseline, settings) for cell, baseline in family(cells)]
+    primary = "p_t" if settings["test"] == "t" else "p_permutation"
+    for row, adjusted in zip(rows, corrected([row[primary] for row in rows], settings["correction"])):
+        row["p_adjusted"] = adjusted
+        row["significant"] = adjusted is not None and adjusted <= settings["alpha"]
+    starred = [bool(row["published_stars"]) for row in rows]
+    significant = [row["significant"] for row in rows]
+    return {"report": report, "settings": dict(settings), "primary": primary, "comparisons": rows, "summary": {
+        "family": len(rows), "paired": sum(row["paired"] for row in rows), "published_significant": sum(starred),
+        "significant_after_correction": sum(significant),
+        "kept": sum(s and c for s, c in zip(starred, significant)),
+        "lost": sum(s and not c for s, c in zip(starred, significant)),
+        "gained": sum(c and not s for s, c in zip(starred, significant))}}
