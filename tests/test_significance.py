@@ -17,8 +17,10 @@ SETTINGS = {"test": "t", "correction": "holm", "alpha": 0.05, "permutations": 20
 
 def runs(offset: float, seed_of_rng: int, seeds=(1, 2, 3), folds=("1", "2"), queries: int = 12) -> list[dict]:
     rng = random.Random(seed_of_rng)
-    return [{"fold": fold, "seed": seed, "per_query": {f"{fold}-{q}": min(1.0, max(0.0, 0.4 + offset + rng.gauss(0, 0.15)))
-                                                       for q in range(queries)}}
+    def score() -> float:
+        return min(1.0, max(0.0, 0.4 + offset + rng.gauss(0, 0.15)))
+
+    return [{"fold": fold, "seed": seed, "per_query": {f"{fold}-{q}": score() for q in range(queries)}}
             for seed in seeds for fold in folds]
 
 
@@ -95,4 +97,5 @@ def test_the_permutation_test_can_be_the_corrected_one():
     table = significance_table([BASE, BETTER, SAME], {**SETTINGS, "test": "permutation"}, "t")
     assert table["primary"] == "p_permutation"
     raw = [row["p_permutation"] for row in table["comparisons"]]
-    assert [row["p_adjusted"] for row in table["comparisons"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    adjusted = list(multipletests(raw, method="holm")[1])
+    assert [row["p_adjusted"] for row in table["comparisons"]] == pytest.approx(adjusted)

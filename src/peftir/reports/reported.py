@@ -72,7 +72,8 @@ class Reported:
 def _unknown(path: str, where: str, given: Mapping, allowed: set[str], required: set[str]) -> None:
     extra, missing = sorted(set(given) - allowed), sorted(required - set(given))
     if extra:
-        raise ReportedError(f"{path}: {where}: unknown key(s) {', '.join(extra)}; allowed: {', '.join(sorted(allowed))}")
+        raise ReportedError(f"{path}: {where}: unknown key(s) {', '.join(extra)}; "
+                            f"allowed: {', '.join(sorted(allowed))}")
     if missing:
         raise ReportedError(f"{path}: {where}: missing key(s) {', '.join(missing)}")
 

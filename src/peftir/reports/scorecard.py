@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from ..contract.cells import split_cell_id
-from ..files import atomic_write
+from ..files import atomic_write, write_json
 from ..provenance.records import read_workflow_file
 from .reported import ReportedTable, load_reported
 from .tables import latex_escape
@@ -108,7 +108,8 @@ def build_scorecard(cells: list[dict], reported: ReportedTable, settings: Mappin
             "reproduced_printed": _shown(cell), "difference": difference,
             "relative_difference": difference / abs(entry.value) if both and entry.value else None,
             # a dash (no method beats the baseline) agrees only with a dash
-            "within_tolerance": abs(difference) <= tolerance * abs(entry.value) if both else entry.value is cell["value"],
+            "within_tolerance": (abs(difference) <= tolerance * abs(entry.value) if both
+                                 else entry.value is cell["value"]),
             "ER": None, "DRI": None})
         if both:
             pairs[split_cell_id(found)] = (entry.value, cell["value"], cell.get("row_kind"))
@@ -270,9 +271,7 @@ def write_scorecard(scorecard: dict, tex: str | os.PathLike, json_path: str | os
             handle.write(data)
     with atomic_write(tex) as handle:
         handle.write(render_scorecard_latex(scorecard))
-    with atomic_write(json_path) as handle:
-        json.dump(scorecard, handle, indent=1, allow_nan=False)
-        handle.write("\n")
+    write_json(json_path, scorecard)
     with atomic_write(csv_path) as handle:
         pd.DataFrame(scorecard["cells"], columns=CSV_COLUMNS).to_csv(handle, index=False, lineterminator="\n")
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from ..evaluation.significance import significance_table
-from ..files import atomic_write
+from ..files import atomic_write, write_json
 from .tables import latex_escape
 
 CSV_COLUMNS = ["cell", "against", "paired", "n", "n_baseline", "mean_difference", "ci_low", "ci_high", "effect_size",
@@ -66,9 +66,7 @@ def write_significance(table: dict, tex: str | os.PathLike, json_path: str | os.
     """The companion's LaTeX, JSON and CSV, each atomically."""
     with atomic_write(tex) as handle:
         handle.write(render_significance_latex(table))
-    with atomic_write(json_path) as handle:
-        json.dump(table, handle, indent=1, allow_nan=False)
-        handle.write("\n")
+    write_json(json_path, table)
     with atomic_write(csv_path) as handle:
         pd.DataFrame(table["comparisons"], columns=CSV_COLUMNS).to_csv(handle, index=False, lineterminator="\n")
 
