@@ -25,32 +25,31 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 class Links(HTMLParser):
-    """The text of each link of a DOM, by its target: a table's number is the first link to its cell's anchor."""
+    """The text of the first link to each target of a DOM: a table's number is the first link to its cell's anchor."""
 
     def __init__(self) -> None:
         super().__init__()
         self.texts: dict[str, str] = {}
         self._open: str | None = None
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
-            self._open = dict(attrs).get("href", "")
-            self.texts.setdefault(self._open, "")
+            target = dict(attrs).get("href") or ""
+            self._open = None if target in self.texts else target
+            if self._open is not None:
+                self.texts[target] = ""
 
-    def handle_data(self, data):
-        if self._open is not None and self._open not in self._seen():
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
             self.texts[self._open] += data
 
-    def _seen(self) -> set[str]:
-        return getattr(self, "_done", set())
-
-    def handle_endtag(self, tag):
-        if tag == "a" and self._open is not None:
-            self._done = self._seen() | {self._open}
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
             self._open = None
 
 
 def chromium(binary: str, page: Path, *args: str) -> subprocess.CompletedProcess:
+    """Chromium run headless on ``page`` with a fresh profile (``args``: what it is to do, e.g. --dump-dom)."""
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run([binary, *FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
                               capture_output=True, text=True, timeout=300, check=True)

@@ -252,7 +252,8 @@ def test_changing_lora_rank_plans_exactly_the_lora_runs_and_their_tables(workflo
     built = {(p.parent.parent.name, p.parent.name)
              for p in (workflow / "results/models/vaswani").glob("*/*/fold1-seed1.pt")}
     assert built and trained == {run for run in built if _uses(run[1], "lora")}
-    assert {rule for rule, _ in jobs} == {"train", "rerank", "evaluate", "table", "figure", "crate"}
+    assert {rule for rule, _ in jobs} == {"train", "rerank", "evaluate", "table", "figure", "crate",
+                                   "scorecard", "significance"}
     assert sum(rule == "train" for rule, _ in jobs) == len(trained) * 3 * 2      # every fold and seed
     assert sum(rule == "rerank" for rule, _ in jobs) == sum(rule == "evaluate" for rule, _ in jobs) == len(trained) * 6
 

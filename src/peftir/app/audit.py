@@ -719,8 +719,19 @@ def table_behind(auditor: Auditor, companion: str, record: dict, cells: list[str
     if kind not in TABLES:
         auditor.fail(json_path, f"{companion} was not made from a table's JSON twin")
     auditor.cell = "(table)"
-    made = TABLES[kind](auditor, table, auditor.verify(table, inputs=False), sorted(set(cells)), say)
+    wanted = _underlying(json_path, set(cells)) if kind == "table_tex" else set(cells)
+    made = TABLES[kind](auditor, table, auditor.verify(table, inputs=False), sorted(wanted), say)
     return made or []
+
+
+def _underlying(json_path: str, cells: set[str]) -> set[str]:
+    """The cells of a Semi-Siamese table behind ``cells``: an "Improvement (%)" cell is derived from its column's
+    method cells (the table's audit checks the derivation itself), so those are the cells audited for it."""
+    rows = read_table(json_path).to_dict(orient="records")
+    derived = {(row["ranker"], row["dataset"], row["metric"]): row["cell"] for row in rows
+               if row["row_kind"] == IMPROVEMENT_ROW and row["cell"] in cells}
+    return (cells - set(derived.values())) | {row["cell"] for row in rows if row["row_kind"] == METHOD_ROW
+                                              and (row["ranker"], row["dataset"], row["metric"]) in derived}
 
 
 def scorecard_cells(auditor: Auditor, tex_path: str, record: dict, cells: list[str] | None,

@@ -85,7 +85,7 @@ def job(smk: Any) -> Iterator[Any]:
     failed = False
     audited = audit.job_directory()
     memory.publish(getattr(smk.resources, "mem_mb", None))
-    set_significance(getattr(smk.params, "significance", None))
+    set_significance(smk.params.get("significance"))
     with _output_to(log):
         if warm.serving():
             print(f"run by the warm worker (process {os.getpid()}, imports already loaded)", file=sys.stderr)
