@@ -69,16 +69,16 @@ def main() -> None:
     links = Links()
     links.feed(dom)
     checked, missing = 0, []
-    for twin in sorted((args.results / "tables").rglob("*.json")):
-        if twin.name.endswith((".repro.json", ".significance.json")):
-            continue
+    twins = [twin for twin in sorted((args.results / "tables").rglob("*.json"))
+             if not twin.name.endswith((".repro.json", ".significance.json"))]
+    for twin in twins:
         report = twin.relative_to(args.results / "tables").as_posix().removesuffix(".json")
         for cell in json.loads(twin.read_text()):
             checked += 1
             printed = f"{cell['printed']}{cell.get('stars') or ''}"
             if links.texts.get(f"#{anchor(report, cell['cell'])}") != printed:
                 missing.append(f"{twin}: {cell['cell']} {printed}")
-    print(f"{checked} printed numbers of {len(list((args.results / 'tables').rglob('*.json')))} JSON files checked "
+    print(f"{checked} printed numbers of {len(twins)} tables' JSON twins checked "
           f"against the DOM Chromium built ({len(dom):,} characters, {rendered:.1f} s); screenshot "
           f"{args.screenshot} ({args.screenshot.stat().st_size:,} bytes)")
     if missing:

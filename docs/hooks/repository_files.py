@@ -7,7 +7,8 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 REPO = Path(__file__).resolve().parents[2]
-FILES = {"assets/learning_curve.png": "benchmarks/learning_curve.png"}   # site path: repository path
+FILES = {"assets/learning_curve.png": "benchmarks/learning_curve.png",   # site path: repository path
+         "assets/report_page.png": "benchmarks/report_page.png"}
 
 
 def on_files(files, config):   # MkDocs' hook signature

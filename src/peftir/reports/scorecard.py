@@ -196,7 +196,7 @@ def caption(scorecard: Mapping[str, Any]) -> str:
             f"{s['within_tolerance']} of {s['compared']} cells within {s['tolerance']:.0%} of the printed value; "
             f"median |difference| {_number(s['median_abs_difference'])}; {s['rows_er_in_range']} of "
             f"{s['rows_with_er']} rows with ER in [{s['er_range'][0]}, {s['er_range'][1]}] against "
-            f"{scorecard['baseline'] or 'no baseline'}.")
+            f"{', '.join(sorted({r['baseline'] for r in scorecard['rows']})) or 'no baseline'}.")
     if s["reported_only"] or s["without_counterpart"]:
         text += (f" Printed but not compared: {s['reported_only']} (no cell in this build), "
                  f"{s['without_counterpart']} (no pipeline counterpart).")
