@@ -29,8 +29,9 @@ demo: install
 all-tables: install
 	$(BIN)/snakemake --cores $(CORES) all_tables
 
+# A file per worker (pytest-xdist): each workflow file builds its fixture once, the long ones first (tests/conftest.py).
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(CORES) --dist loadfile
 
 # Every paper configuration run for real as a scale model (tests/scale_model.py): slow, run by .ci/run after `test`.
 scale-test: install

@@ -1,11 +1,12 @@
 """Shared fixtures: an offline ir_datasets home holding the cached vaswani files; a tiny exported English collection;
-the embedded MiniLM's tokenizer."""
+the embedded MiniLM's tokenizer. And the order tests are collected in, for ``make test``'s parallel workers."""
 from __future__ import annotations
 
 import importlib.resources
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ from peftir.models.inputs import Collection
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with the most integration tests (each builds a workflow once, for minutes) first: ``make test``
+    runs a file per worker (pytest-xdist's ``--dist loadfile``) in collection order, so the long builds start at
+    once and the short tests fill in beside them, instead of one build trailing alone at the end."""
+    weight = Counter(item.path for item in items if item.get_closest_marker("integration"))
+    items.sort(key=lambda item: -weight[item.path])        # stable: the order within a file is kept
 
 
 @pytest.fixture(scope="session")
