@@ -101,12 +101,13 @@ def corrected(p_values: list[float | None], method: str) -> list[float | None]:
     """The family's p-values adjusted by ``method`` (Holm or Bonferroni, over the defined ones); ``none``: as is."""
     from statsmodels.stats.multitest import multipletests
 
+    if method == "none":
+        return [None if p is None else float(p) for p in p_values]
     defined = [i for i, p in enumerate(p_values) if p is not None]
     adjusted: list[float | None] = [None] * len(p_values)
-    if method == "none" or not defined:
-        return [p if p is None else float(p) for p in p_values] if method == "none" else adjusted
-    for index, value in zip(defined, multipletests([p_values[i] for i in defined], method=method)[1]):
-        adjusted[index] = float(value)
+    if defined:
+        for index, value in zip(defined, multipletests([p_values[i] for i in defined], method=method)[1]):
+            adjusted[index] = float(value)
     return adjusted
 
 
