@@ -210,7 +210,8 @@ def _reference_cell(system: str, by_dataset: dict[str, list[str]], dataset: str,
 def _where(kind: str, group: str, ranker: str, row: str, label: str, count: int | None, shown: str, dataset: str,
            dataset_label: str, metric: str) -> dict:
     """Where a cell sits: its row and column, and its id (``cell_id``)."""
-    return {"cell": cell_id(ranker, row, dataset, metric), "row_kind": kind, "group": group, "ranker": ranker, "row": row, "label": label,
+    return {"cell": cell_id(ranker, row, dataset, metric), "row_kind": kind, "group": group, "ranker": ranker,
+            "row": row, "label": label,
             "trainable_parameters": count, "printed_parameters": shown, "dataset": dataset,
             "dataset_label": dataset_label, "metric": metric}
 
