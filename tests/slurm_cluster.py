@@ -23,6 +23,7 @@ MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 # The default location: snakemake's job steps call srun with every SLURM_* variable removed, SLURM_CONF
 # included, so the configuration must be where srun looks without being told.
 SYSTEM_CONF = Path("/etc/slurm")
+CLUSTER_NAME = "peftir-test"    # the first line of every configuration this module writes
 
 
 def install() -> None:
@@ -42,6 +43,15 @@ def _munge_works() -> bool:
     encoded = subprocess.run(["munge", "-n"], capture_output=True, timeout=10)
     return encoded.returncode == 0 and subprocess.run(["unmunge"], input=encoded.stdout, capture_output=True,
                                                       timeout=10).returncode == 0
+
+
+def _stale(conf: Path) -> bool:
+    """Whether ``conf`` is one a test cluster wrote and left behind: its cluster name is this module's and no
+    slurmctld runs. A test run killed before its teardown (a CI timeout, a SIGKILL) leaves it; the next run
+    replaces it rather than refusing to start. A configuration of any other cluster is never touched."""
+    named = conf.read_text().splitlines()[:1] == [f"ClusterName={CLUSTER_NAME}"]
+    running = subprocess.run(["pgrep", "-x", "slurmctld"], capture_output=True).returncode == 0
+    return named and not running
 
 
 def _wait(predicate, what: str, timeout: float = 60) -> None:
@@ -74,7 +84,7 @@ class Cluster:
         return {**os.environ, "SLURM_CONF": str(self.conf)}
 
     def _write_config(self) -> None:
-        if self.conf.exists():
+        if self.conf.exists() and not _stale(self.conf):
             raise RuntimeError(f"{self.conf} exists: this machine has a SLURM configuration the test will not replace")
         SYSTEM_CONF.mkdir(parents=True, exist_ok=True)
         self.wrote_config = True
@@ -86,7 +96,7 @@ class Cluster:
                 os.mknod(device, 0o666 | 0o020000, os.makedev(1, 3))   # character device, like /dev/null
         memory = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20) - 1000
         cpus = os.cpu_count() or 1
-        self.conf.write_text(f"""ClusterName=peftir-test
+        self.conf.write_text(f"""ClusterName={CLUSTER_NAME}
 SlurmctldHost={self.hostname}
 SlurmUser=root
 SlurmdUser=root

@@ -41,10 +41,7 @@ from ..pipeline.contract import PARAMS, PATHS, artefact
 from ..semi_siamese.contract import BASELINE, BEST_OF, REFERENCES
 from ..evaluation import stats
 from ..evaluation.metrics import evaluation_summary, read_metrics
-from ..dense import representation_geometry
-from ..dense.attention_entropy import sample_digest
 from ..clir import reports as clir
-from ..dense import attention_figure as attention
 from ..reports import retrieval_tables as dense
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
@@ -192,6 +189,8 @@ class Auditor:
         """A geometry file's values (DPTDR Table 8), checked against its pairs, the index's passage vectors and its own
         pair distances (``representation_geometry.recomputed``; the queries are not re-encoded). A crate without
         weights leaves the index out: then only the alignments are recomputed, from the pair distances."""
+        from ..dense import representation_geometry   # here, not above: it loads torch and transformers
+
         record = self.verify(path)
         stored = json.loads(Path(path).read_text())
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
@@ -644,6 +643,8 @@ def dense_table_cells(auditor: Auditor, table_path: str, record: dict, cells: li
 def attention_file_entropy(auditor: Auditor, point: dict) -> None:
     """A point is its layer's mean over the passages of its attention file, as the file's own mean, and the file's
     sample is the one its ids make."""
+    from ..dense.attention_entropy import sample_digest   # here, not above: it loads torch and transformers
+
     found = json.loads(Path(point["attention_file"]).read_text())
     column = [row[point["layer"] - 1] for row in found["per_passage"]]
     mean = fmean(column)
@@ -663,6 +664,8 @@ def dense_figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: li
     file is the one recorded, its chain re-hashed back to the checkpoint and the documents, and the point its
     layer's mean over the file's passages; each point, and the whole figure, what the recorded inputs and layout
     give. The entropies themselves are not recomputed from the checkpoint (that is a model run)."""
+    from ..dense import attention_figure as attention   # here, not above: it loads torch and transformers
+
     json_path, csv_path = (next(iter(record["outputs"][name])) for name in ("json", "csv"))
     figure = json.loads(Path(json_path).read_text())
     if attention.drawn(figure)[0] != Path(pdf_path).read_bytes():

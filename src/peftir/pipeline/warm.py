@@ -1,4 +1,4 @@
-"""A warm worker: one process with the workflow's imports done, forking a child per job script.
+"""A warm worker: one process with the jobs' imports done, forking a child per job script.
 
 Importing torch and transformers costs about 5 s per process, which dominates a local DAG of
 hundreds of small jobs. The Snakefile's ``onstart`` hook starts this worker (``start``) for local
@@ -57,7 +57,8 @@ def wanted(setting: bool | str, local_run: bool, deployed: bool) -> bool:
 
 
 def start(scripts: str | Path) -> str:
-    """Start a worker that preloads what the scripts in ``scripts`` import; returns its socket's path.
+    """Start a worker for the scripts in ``scripts`` (each one's imports done at its first job); returns its
+    socket's path.
 
     Its address reaches jobs through the environment, which Snakemake's job processes inherit.
     """
@@ -154,9 +155,30 @@ def _child(request: dict, fds: list[int]) -> int:
     return status
 
 
+def _script_name(copy: Path) -> str:
+    """The workflow script a copy Snakemake wrote is of: ``tmpab12cd.train.py`` → ``train.py``."""
+    return copy.name.split(".", 1)[-1]
+
+
+def _prepare(script: Path, prepared: set[str]) -> None:
+    """Import the package modules ``script`` runs (``code_version.modules``), once per script, before its
+    first job forks; then move every object made so far to a permanent generation, so that a child's
+    garbage collections neither walk them nor write to their pages, which stay shared with this process
+    (Python's advice for processes that fork without exec)."""
+    from ..provenance.code_version import modules
+
+    if script.name in prepared:
+        return
+    for module in modules(str(script)):
+        importlib.import_module(module)
+    prepared.add(script.name)
+    gc.collect()
+    gc.freeze()
+
+
 def _registered(script: Path, registered: dict[str, str]) -> bool:
     """Whether ``script`` is Snakemake's copy of one of the workflow's scripts (``registered``: name → text)."""
-    name = script.name.split(".", 1)[-1]
+    name = _script_name(script)
     try:
         return name in registered and script.read_text().endswith(registered[name])
     except OSError:
@@ -180,21 +202,18 @@ def _accepted(conn: socket.socket, registered: dict[str, str]) -> tuple[dict, li
 def serve(address: str, owner: int, scripts: str) -> None:
     """Accept scripts on the Unix socket ``address`` until ``owner`` exits.
 
-    The socket appears once the imports are done: the first jobs (exports, indexing) run in their own
-    processes meanwhile, with the few imports they need, rather than wait for all of them.
+    The socket appears as soon as the jobs' common imports are done. A script's own imports are done
+    here when its first job arrives (``_prepare``), so a run imports what its scripts run and no
+    more: a Semi-Siamese run never imports the CLIR adapters, and a run of a few jobs pays for a few
+    scripts' imports, not for every script of the workflow.
     """
     from ..provenance import records
-    from ..provenance.code_version import modules
 
     registered = {path.name: path.read_text() for path in Path(scripts).glob("*.py")}
-    for module in [*PRELOAD, *sorted({m for s in Path(scripts).glob("*.py") for m in modules(str(s))})]:
+    for module in PRELOAD:
         importlib.import_module(module)
     records.versions()            # the same for every job of the run: found once, inherited by each child
-    # The preloaded modules' objects move to a permanent generation: a child's garbage collections
-    # neither walk them nor write to their pages, which stay shared with this process (Python's
-    # advice for processes that fork without exec).
-    gc.collect()
-    gc.freeze()
+    prepared: set[str] = set()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
@@ -211,6 +230,7 @@ def serve(address: str, owner: int, scripts: str) -> None:
                         conn.close()
                         continue
                     request, fds = accepted
+                    _prepare(Path(scripts) / _script_name(Path(request["script"])), prepared)
                     pid = os.fork()
                     if pid == 0:  # the child must never return into this loop
                         status = 1
