@@ -138,3 +138,21 @@ def test_the_workers_directory_goes_when_snakemake_is_killed(tmp_path):
     while address.parent.exists():
         assert time.time() < deadline + 30, f"{address.parent} left behind"
         time.sleep(0.1)
+
+
+def test_a_module_that_fails_to_import_leaves_the_worker_serving(tmp_path, monkeypatch):
+    """The worker imports a script's modules at its first job; a failing import is the job's to report (its child
+    imports again, into the job's log), not a crash of the worker and every job it runs."""
+    script = tmp_path / "folds.py"
+    script.write_text(BODY)
+
+    tried = []
+
+    def broken(name):
+        tried.append(name)
+        raise ImportError(f"{name} is broken")
+
+    monkeypatch.setattr(warm.importlib, "import_module", broken)
+    prepared: set[str] = set()
+    warm._prepare(script, prepared)
+    assert tried and prepared == {"folds.py"}

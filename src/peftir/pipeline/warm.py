@@ -24,6 +24,7 @@ directory goes with it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
 import json
@@ -169,9 +170,12 @@ def _prepare(script: Path, prepared: set[str]) -> None:
 
     if script.name in prepared:
         return
-    for module in modules(str(script)):
-        importlib.import_module(module)
     prepared.add(script.name)
+    # A module that fails to import must not take the worker down with the other jobs it is running: the
+    # job's child imports it again and fails with the traceback in the job's own log, as it would alone.
+    with contextlib.suppress(Exception):
+        for module in modules(str(script)):
+            importlib.import_module(module)
     gc.collect()
     gc.freeze()
 
