@@ -2,36 +2,42 @@
 
     .venv/bin/python benchmarks/gpu_throughput.py --write     # on a GPU: the paper shapes; calibrates `peftir plan`
     .venv/bin/python benchmarks/gpu_throughput.py --device cpu --layers 2 --steps 1   # a quick check on a laptop
+    .venv/bin/python benchmarks/gpu_throughput.py --passes 2 --only rankers   # the released code's micro-batches
 
-Each workload is the pipeline's own code at a paper's shape, on a randomly initialised model of the family's size
-(speed does not depend on the weights; nothing is downloaded), placed by the execution seam in fp32 and in bf16
-autocast (TF32 for what stays fp32):
+Each workload is the pipeline's own training step at a paper's shape, on a randomly initialised model of the
+family's size (speed does not depend on the weights; nothing is downloaded), placed by the execution seam in fp32 and
+in bf16 autocast (TF32 for what stays fp32), its rows per forward pass sized by the execution as a job sizes them
+(``--passes auto``, the default) or fixed (``--passes N``):
 
-- ``monobert`` / ``twinbert`` / ``colbert``: BERT-base, 16 (query, relevant, non-relevant) pairs of 512 tokens,
-  the pairwise loss, Adam (micro-batches of 2 as the paper, and 16), full fine-tuning and LoRA;
-- ``splade``: DistilBERT with its MLM head, 32 queries × (relevant, negative) of 256 tokens, SPLADE's loss through
-  the gradient cache (chunks of 32 texts);
+- ``monobert`` / ``twinbert`` / ``colbert``: BERT-base, a batch of 16 (query, relevant, non-relevant) triples of 512
+  tokens (``peftir.semi_siamese.loop.train_step``: the pairwise loss, Adam), full fine-tuning and LoRA;
+- ``splade``: DistilBERT with its MLM head, 32 queries × (relevant, negative) of 256 tokens, SPLADE's loss (through
+  the gradient cache where a side does not fit one pass);
 - ``dpt``: RoBERTa-large with deep prompts of 128, 8 queries × 30 passages of 128 tokens, the contrastive loss
-  through the gradient cache (chunks of 64);
+  (``peftir.dense.train.retriever_update``);
 - ``condenser``: BERT-base with a 2-layer Condenser head, 64 blocks of 128 tokens, both MLM losses.
 
-Per workload: milliseconds per step, trained tokens per second, encoded tokens per second (a forward without
-gradients), and on a GPU whose peak it knows (or ``--peak-tflops``) the fraction of the dense bf16 peak reached,
-counting 6 × encoder parameters × tokens. Results go to ``results/benchmarks/gpu_throughput.json``; with ``--write``
-the per-family rates also go to ``benchmarks/calibration.json`` (``measured``), which ``peftir plan`` then uses in
-place of its analytic rates.
+Per workload: milliseconds per step, the rows per pass, trained tokens per second (the tokens the step puts through
+the encoder), encoded tokens per second (a forward without gradients), the peak GPU memory of the step, and on a GPU
+whose peak it knows (or ``--peak-tflops``) the fraction of the dense bf16 peak reached, counting 6 × encoder
+parameters × tokens. ``--compile`` compiles the models as ``execution.compile`` does. Results go to
+``results/benchmarks/gpu_throughput.json``; with ``--write`` the per-family rates also go to
+``benchmarks/calibration.json`` (``measured``, with the GPU, date and commit), which ``peftir plan`` then uses in place
+of its analytic rates.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import json
+import subprocess
 import time
 from pathlib import Path
 from typing import Callable
 
 import torch
 
+from peftir.execution.passes import AUTO, Configured, Encoder, Shape
 from peftir.execution.seam import Execution
 from peftir.files import atomic_write
 
@@ -52,11 +58,13 @@ def peak(device: torch.device, given: float | None) -> float | None:
 
 
 def timed(step: Callable[[], int], steps: int, device: torch.device) -> tuple[float, int]:
-    """Seconds per call of ``step`` (after two warm-up calls) and the tokens of one call."""
+    """Seconds per call of ``step`` (after two warm-up calls, which also compile under ``--compile``) and the tokens
+    of one call."""
     for _ in range(2):
         tokens = step()
     if device.type == "cuda":
         torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     for _ in range(steps):
         step()
@@ -68,19 +76,20 @@ def timed(step: Callable[[], int], steps: int, device: torch.device) -> tuple[fl
 RANKER_WORKLOADS = [f"{name}-{method}" for name in ("monobert", "twinbert", "colbert") for method in ("full", "lora")]
 
 
-def rankers(execution: Execution, layers: int, workload: str) -> tuple[torch.nn.Module, Step, Step]:
-    """A Semi-Siamese ranker on BERT-base at the paper's shape (``RANKER_WORKLOADS``: ranker-method): a training
-    step and an encoding pass."""
+def rankers(execution: Execution, layers: int, workload: str,
+            passes: Configured = AUTO) -> tuple[torch.nn.Module, Step, Step]:
+    """A Semi-Siamese ranker on BERT-base at the paper's shape (``RANKER_WORKLOADS``: ranker-method): the training
+    step a ``train`` job takes (``passes``: its ``micro_batch``) and an encoding pass of 32 pairs."""
     from transformers import BertConfig
 
     from peftir.models import backbone
     from peftir.semi_siamese import rankers as models
     from peftir.semi_siamese.contract import resolve_method
-    from peftir.semi_siamese.loop import pairwise_loss
+    from peftir.semi_siamese.loop import train_rows, train_step
     from peftir.semi_siamese.configured import apply
 
     settings = {"max_query_len": 20, "max_doc_len": 800, "max_seq_len": 512, "monobert": {"dropout": 0.1},
-                "twinbert": {"pooling": "mean"}, "colbert": {"dim": 128}}
+                "twinbert": {"pooling": "mean"}, "colbert": {"dim": 128}, "batch_size": 16, "micro_batch": passes}
     query, doc = list(range(2000, 2020)), list(range(3000, 3000 + 512 - 20 - 3))   # one full chunk
     methods = {"full": {"full": {}}, "lora": {"lora": {"rank": 16, "alpha": 32, "dropout": 0.1,
                                                        "target_modules": ["query", "value"],
@@ -90,30 +99,30 @@ def rankers(execution: Execution, layers: int, workload: str) -> tuple[torch.nn.
     ranker = models.build(name, encoder.model, encoder.tokenizer, settings)
     optimizer = torch.optim.Adam(apply(ranker, resolve_method(method, methods[method]), LR))
     execution.place(ranker)
-    tokens = 16 * 2 * (len(query) + len(doc) + 3)
+    rows = train_rows(ranker, settings)
+    batch = [(query, doc, doc)] * 16
+    # what one triple puts through the encoder: monoBERT two pairs, a bi-encoder the query once and two documents
+    per_triple = {"monobert": 2 * (len(query) + len(doc) + 3), "twinbert": len(query) + 2 + 2 * (len(doc) + 2),
+                  "colbert": settings["max_query_len"] + 1 + 2 * (len(doc) + 3)}[name]
 
     def train() -> int:
         ranker.train()
-        optimizer.zero_grad()
-        for _ in range(8):                             # micro-batches of 2 pairs, as the paper
-            scores = ranker.score_pairs([query] * 4, [doc] * 4)
-            (pairwise_loss(scores[:2], scores[2:]) / 8).backward()
-        optimizer.step()
-        return tokens
+        train_step(ranker, optimizer, batch, rows)
+        return 16 * per_triple
 
     def encode() -> int:
         with torch.no_grad():
             ranker.eval().score_pairs([query] * 32, [doc] * 32)
-        return tokens
+        return 32 * per_triple // 2
 
     return ranker.bert, train, encode
 
 
-def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+def splade(execution: Execution, layers: int, passes: Configured = AUTO) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
 
     from peftir.contract.backbones import EMBEDDED, resolve
-    from peftir.execution.gradients import cached_gradient
+    from peftir.execution.gradients import cached_gradient, chunks_of
     from peftir.splade.encoder import DOCUMENT, QUERY, with_method
     from peftir.splade.losses import splade_loss
 
@@ -123,12 +132,20 @@ def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, St
     optimizer = torch.optim.AdamW([p for p in encoder.parameters() if p.requires_grad], lr=8e-5)
     text = " ".join(["retrieval"] * 254)
     regularisation = {"lambda_q": 5e-4, "lambda_d": 9e-5, "warmup_steps": 50000}
+    rows = execution.rows_per_pass("train", passes, 32, Encoder.of(lm.config, encoder), Shape(256, True, heads=1))
+    sides = [(side, role) for side, role in enumerate((QUERY, DOCUMENT, DOCUMENT))]
+    chunks = [(side, role, part) for side, role in sides for part in chunks_of(32, rows)]
 
-    def train() -> int:              # queries, positives, negatives: three chunks of 32 through the gradient cache
+    def loss(representations: list[torch.Tensor]) -> torch.Tensor:
+        queries, positives, negatives = (torch.cat([r for (side, _, _), r in zip(chunks, representations)
+                                                    if side == wanted]) for wanted in (0, 1, 2))
+        return splade_loss(queries, positives, negatives, 1, regularisation)["loss"]
+
+    def train() -> int:              # queries, positives, negatives: as train_splade's update runs them
         optimizer.zero_grad()
-        cached_gradient(execution, [(role, [text] * 32) for role in (QUERY, DOCUMENT, DOCUMENT)],
-                        lambda chunk: (0.0, encoder.encode(chunk[1], chunk[0])),
-                        lambda reps: splade_loss(reps[0], reps[1], reps[2], 1, regularisation)["loss"])
+        cached_gradient(execution, chunks, lambda chunk: (0.0, encoder.encode([text] * (chunk[2].stop -
+                                                                                         chunk[2].start), chunk[1])),
+                        loss, cache=len(chunks) > len(sides))
         optimizer.step()
         return 96 * 256
 
@@ -141,7 +158,7 @@ def splade(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, St
     return lm.distilbert, train, encode
 
 
-def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+def dpt(execution: Execution, layers: int, passes: Configured = AUTO) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import AutoTokenizer, RobertaConfig, RobertaModel
 
     from peftir.contract.backbones import EMBEDDED, resolve
@@ -157,7 +174,7 @@ def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]
     optimizer = torch.optim.AdamW([p for p in retriever.parameters() if p.requires_grad], lr=7e-3)
     texts = {f"d{i}": " ".join(["passage"] * 126) for i in range(30)}
     update = retriever_update(retriever, execution, {f"q{i}": "a query of some words" for i in range(8)},
-                              lambda ids: {i: texts[i] for i in ids}, 64)
+                              lambda ids: {i: texts[i] for i in ids}, passes, 8 * 30)
     batch = [(f"q{i}", list(texts)) for i in range(8)]
 
     def train() -> int:
@@ -175,7 +192,7 @@ def dpt(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]
     return encoder.base_model, train, encode
 
 
-def condenser(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step, Step]:
+def condenser(execution: Execution, layers: int, passes: Configured = AUTO) -> tuple[torch.nn.Module, Step, Step]:
     from transformers import BertConfig, BertForMaskedLM
 
     from peftir.dense.pretraining.condenser import Condenser
@@ -186,7 +203,9 @@ def condenser(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step,
     ids = torch.randint(1000, 20000, (64, 128))
     labels = torch.where(torch.rand(ids.shape) < 0.15, ids, torch.full_like(ids, -100))
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": labels}
-    update = pretraining_update("condenser", model, execution, 64)
+    rows = execution.rows_per_pass("train", passes, 64, Encoder.of(model.lm.config, model, extra_layers=2),
+                                   Shape(128, True, heads=2))
+    update = pretraining_update("condenser", model, execution, rows)
 
     def train() -> int:
         optimizer.zero_grad()
@@ -206,6 +225,17 @@ def condenser(execution: Execution, layers: int) -> tuple[torch.nn.Module, Step,
 FAMILIES = {"splade": ("distilbert", 6, splade), "dpt": ("roberta", 24, dpt), "condenser": ("bert", 12, condenser)}
 
 
+def rows_per_pass(value: str) -> Configured:
+    return value if value == AUTO else int(value)
+
+
+def commit() -> str | None:
+    """The checkout's commit (what the rates were measured with), None outside a git checkout."""
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent)
+    return done.stdout.strip() or None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -214,6 +244,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", help="workloads to run (rankers, splade, dpt, condenser)")
     parser.add_argument("--peak-tflops", type=float, help="the device's dense bf16 peak, if not known here")
     parser.add_argument("--write", action="store_true", help="put the rates in benchmarks/calibration.json")
+    parser.add_argument("--passes", type=rows_per_pass, default=AUTO,
+                        help="rows per forward pass of every step: auto (the execution's, as jobs) or a number")
+    parser.add_argument("--compile", action="store_true", help="compile the models (execution.compile: true)")
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.write and device.type != "cuda":
@@ -222,27 +255,33 @@ def main() -> None:
     results = []
     for precision in ("fp32", "bf16"):
         # what execution.precision sets up (on a CPU too, where jobs would stay fp32: to time it)
-        execution = Execution(device, torch.bfloat16 if precision == "bf16" else None)
+        execution = Execution(device, torch.bfloat16 if precision == "bf16" else None, args.compile)
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "bf16"
         workloads = {}                 # built one at a time, just before being timed, so one is on the GPU at once
         if not args.only or "rankers" in args.only:
             for name in RANKER_WORKLOADS:
-                workloads[name] = ("bert", 12, lambda name=name: rankers(execution, args.layers or 12, name))
+                workloads[name] = ("bert", 12, lambda name=name: rankers(execution, args.layers or 12, name,
+                                                                         args.passes))
         for name, (family, layers, build) in FAMILIES.items():
             if not args.only or name in args.only:
-                workloads[name] = (family, layers, lambda build=build, layers=layers: build(execution,
-                                                                                            args.layers or layers))
+                workloads[name] = (family, layers, lambda build=build, layers=layers: build(
+                    execution, args.layers or layers, args.passes))
         for name, (family, layers, build) in workloads.items():
             torch.manual_seed(0)
             encoder, train, encode = build()
             seconds, tokens = timed(train, args.steps, device)
+            peak_gb = torch.cuda.max_memory_allocated(device) / 1e9 if device.type == "cuda" else None
             encoding, encoded = timed(encode, args.steps, device)
             params = sum(p.numel() for p in encoder.parameters())
             achieved = 6 * params * tokens / seconds / 1e12
+            chosen = execution.chosen["train"]
             result = {"workload": name, "family": family, "layers": args.layers or layers, "precision": precision,
-                      "ms_per_step": round(seconds * 1e3, 1), "train_tokens_per_s": round(tokens / seconds),
-                      "infer_tokens_per_s": round(encoded / encoding), "tflops_6nd": round(achieved, 1),
-                      "fraction_of_bf16_peak": round(achieved / bf16_peak, 3) if bf16_peak else None}
+                      "rows_per_pass": f"{chosen['rows']}/{chosen['of']}", "ms_per_step": round(seconds * 1e3, 1),
+                      "train_tokens_per_s": round(tokens / seconds), "infer_tokens_per_s": round(encoded / encoding),
+                      "tflops_6nd": round(achieved, 1),
+                      "fraction_of_bf16_peak": round(achieved / bf16_peak, 3) if bf16_peak else None,
+                      "peak_gpu_gb": round(peak_gb, 2) if peak_gb is not None else None,
+                      "predicted_pass_gb": chosen["predicted_gb"]}
             print(json.dumps(result), flush=True)
             results.append(result)
             del encoder, train, encode
@@ -250,8 +289,9 @@ def main() -> None:
                 torch.cuda.empty_cache()
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps({"about": {"device": gpu, "bf16_peak_tflops": bf16_peak, "torch": torch.__version__},
-                                  "results": results}, indent=1))
+    about = {"device": gpu, "bf16_peak_tflops": bf16_peak, "torch": torch.__version__, "commit": commit(),
+             "passes": args.passes, "compile": args.compile}
+    OUTPUT.write_text(json.dumps({"about": about, "results": results}, indent=1))
     if args.write:
         table = json.loads(CALIBRATION.read_text())
         kept = {(row["family"], row["layers"], row["precision"]): row for row in table["measured"]}
@@ -264,7 +304,8 @@ def main() -> None:
             kept[key] = {
                 "family": row["family"], "layers": row["layers"], "precision": row["precision"],
                 "train_tokens_per_s": row["train_tokens_per_s"], "infer_tokens_per_s": row["infer_tokens_per_s"],
-                "workload": row["workload"], "gpu": gpu, "date": datetime.date.today().isoformat()}
+                "workload": row["workload"], "gpu": gpu, "date": datetime.date.today().isoformat(),
+                "commit": about["commit"]}
         table["measured"] = sorted(kept.values(), key=lambda row: (row["family"], row["layers"], row["precision"]))
         with atomic_write(CALIBRATION) as handle:
             handle.write(json.dumps(table, indent=1) + "\n")

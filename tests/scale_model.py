@@ -155,7 +155,11 @@ INTERVAL_KEYS = {"validate_every", "warmup_steps", "warmup"}
 
 
 def _scaled(key: str, value: Any) -> Any:
-    """A value of the configuration at its scale-model size (None: unchanged)."""
+    """A value of the configuration at its scale-model size (None: unchanged). Passes are made small, ``auto``
+    ones too, so the scale models run the gradient accumulation and the gradient cache the paper shapes need on
+    smaller GPUs (the embedded default's jobs run ``auto``)."""
+    if key in ("chunk", "micro_batch"):
+        return 1 if key == "micro_batch" else CHUNK
     if isinstance(value, bool) or not isinstance(value, int):
         if key == "phase_steps" and isinstance(value, list):
             return [MINIMUM] * len(value)
@@ -166,8 +170,6 @@ def _scaled(key: str, value: Any) -> Any:
         return max(MINIMUM, min(MAXIMUM_BATCH, value // BATCH_FACTOR))
     if key in INTERVAL_KEYS:
         return 1
-    if key in ("chunk", "micro_batch"):
-        return 1 if key == "micro_batch" else CHUNK
     return None
 
 

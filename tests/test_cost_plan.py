@@ -21,9 +21,16 @@ def test_backbone_sizes_are_counted_from_their_modules():
     assert cost.architecture("embedded:all-MiniLM-L6-v2").layers == 6
 
 
+def analytic() -> cost.Calibration:
+    """The checkout's calibration without its measured rates: every figure from the GPU's peak."""
+    calibration = cost.Calibration.read(REPO / cost.CALIBRATION)
+    calibration.measured = []
+    return calibration
+
+
 @pytest.fixture(scope="module")
 def condenser_plan():
-    return {entry.rule: entry for entry in cost.plan(REPO, [CONDENSER], ["all_dense_tables"])}
+    return {entry.rule: entry for entry in cost.plan(REPO, [CONDENSER], ["all_dense_tables"], analytic())}
 
 
 def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
@@ -35,8 +42,9 @@ def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
 
 def test_gpu_hours_follow_the_tokens_a_job_trains(condenser_plan):
     """Three pretraining runs of 34,400 steps × 2,048 texts × 128 tokens on BERT-base with its MLM head: 6·N FLOPs a
-    trained token; coCondenser's texts are two spans each, which the gradient cache runs forward twice (+2·N); two
-    ICT runs of 17,200 steps × 4,096 passages × (query + context), cached too, without the MLM head."""
+    trained token; coCondenser's texts are two spans each, which the gradient cache runs forward twice (+2·N): its
+    4,096 rows do not fit one pass of an 80 GB GPU; two ICT runs of 17,200 steps × 4,096 passages × (query +
+    context), cached too, without the MLM head."""
     bert = cost.architecture("bert-base-uncased")
     tokens = 34_400 * 2_048 * 128
     per_token = bert.compute + bert.head
@@ -45,6 +53,16 @@ def test_gpu_hours_follow_the_tokens_a_job_trains(condenser_plan):
     expected = flops / (989e12 * 0.35) / 3600
     assert condenser_plan["pretrain"].gpu_hours == pytest.approx(expected, rel=1e-6)
     assert condenser_plan["train_retriever"].gpu_hours > 0 and condenser_plan["dense_table"].gpu_hours == 0
+
+
+def test_auto_passes_are_sized_as_the_jobs_size_them_on_the_plans_gpu(condenser_plan):
+    """``chunk: auto``: a retriever's 64 passages a step in one pass on 80 GB; a pretraining batch of 2,048 blocks
+    (4,096 spans, 8,192 ICT texts) in passes of what fits, the same rows the job's own memory model picks."""
+    bert = cost.architecture("bert-base-uncased")
+    condenser = cost.passes.sized("auto", 2048, bert.encoder(True), cost.passes.Shape(128, True, 2),
+                                  int(80e9) - 4 * bert.parameters, True, "cuda")
+    assert 1 < condenser < 2048 and f"{condenser}/2048" in condenser_plan["pretrain"].passes
+    assert condenser_plan["train_retriever"].passes >= {"64/64"}
 
 
 def test_a_measured_rate_replaces_the_analytic_one(tmp_path):
@@ -65,6 +83,6 @@ def test_the_command_prints_the_plan_with_its_sources():
                            "all_dense_tables"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split()[:3] == ["rule", "jobs", "GPU-h/job"]
-    assert any(line.startswith("pretrain ") and "analytic" in line for line in lines)
+    assert lines[0].split()[:3] == ["rule", "jobs", "GPU-h/job"] and "rows/pass" in lines[0]
+    assert any(line.startswith("pretrain ") and "measured (NVIDIA H200" in line for line in lines)
     assert any(line.startswith("total ") for line in lines) and any("34.42 h" in line for line in lines)

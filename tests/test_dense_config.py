@@ -64,7 +64,7 @@ def test_condensers_ict_rows_pretrain_their_own_ict_at_lee_et_als_batch(irds_hom
     for run, corpus in (("ict", "msmarco-passage"), ("ict-nq", "nq")):
         spec = PARAMS["pretraining"](condenser, {"pretrained": run})
         assert (spec["objective"], spec["corpus"], spec["units"]) == ("ict", corpus, "sentences")
-        assert (spec["batch_size"], spec["chunk"], spec["warm_start"]) == (4096, 64, None)
+        assert (spec["batch_size"], spec["chunk"], spec["warm_start"]) == (4096, "auto", None)
     tables = condenser["dense_retrieval"]["tables"]["condenser"]
     assert [row["label"] for row in tables["table5"]["rows"]][:4] == ["BM25", "BERT", "ICT", "Condenser"]
     assert [row.get("backbone") for row in tables["table3"]["rows"]] == [None, "bert", "ict-nq", "condenser-nq"]

@@ -30,9 +30,18 @@ def grads(model: nn.Module) -> list[torch.Tensor]:
     return grads
 
 
-def test_auto_takes_the_cpu_here_and_sets_threads():
+def test_auto_takes_the_gpu_where_there_is_one_else_the_cpu_and_sets_threads():
     execution = Execution.of({"device": "auto", "precision": "bf16"}, threads=1)
-    assert execution == CPU and torch.get_num_threads() == 1
+    if torch.cuda.is_available():
+        assert execution.device.type == "cuda" and execution.used()["device"] == "cuda"
+        assert execution.autocast == (torch.bfloat16 if torch.cuda.is_bf16_supported() else None)
+    else:
+        assert execution == CPU and execution.used() == {"device": "cpu", "precision": "fp32"}
+    assert torch.get_num_threads() == 1
+
+
+def test_the_cpu_asked_for_is_the_cpu_on_any_machine():
+    assert Execution.of({"device": "cpu", "precision": "bf16"}) == CPU
 
 
 def test_place_keeps_the_execution_on_the_model_and_inputs_moves_nested_batches():
@@ -86,7 +95,7 @@ def test_accumulation_gives_the_whole_batchs_gradient():
     assert [share for _, share in parts] == [4 / 6, 2 / 6]
     loss = gradients.accumulate(parts, lambda part: model(part).pow(2).mean())
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole, grads(model)))
-    assert loss == pytest.approx(float(model(ids).pow(2).mean().detach()), rel=1e-5)
+    assert float(loss) == pytest.approx(float(model(ids).pow(2).mean().detach()), rel=1e-5)
 
 
 def test_a_dict_batch_splits_row_wise_with_each_parts_share():
@@ -113,7 +122,7 @@ def test_the_gradient_cache_gives_the_whole_batchs_gradient_with_dropout_replaye
     torch.manual_seed(7)
     cached = gradients.cached_gradient(CPU, [ids[p] for p in gradients.chunks_of(6, chunk)],
                                        lambda part: (0.0, model(part)), contrastive)
-    assert cached == pytest.approx(direct, rel=1e-5)
+    assert float(cached) == pytest.approx(float(direct), rel=1e-5)
     assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(whole, grads(model)))
 
 
@@ -152,7 +161,7 @@ def test_clipping_scales_the_gradient_to_the_norm_and_none_leaves_it():
     weight = nn.Parameter(torch.zeros(2))
     weight.grad = torch.tensor([3.0, 4.0])
     assert gradients.clip([weight], None) is None and torch.equal(weight.grad, torch.tensor([3.0, 4.0]))
-    assert gradients.clip([weight], 1.0) == pytest.approx(5.0)
+    assert float(gradients.clip([weight], 1.0)) == pytest.approx(5.0)
     assert torch.allclose(weight.grad, torch.tensor([0.6, 0.8]))
 
 
@@ -182,3 +191,46 @@ def test_the_audit_sees_a_batch_before_a_methods_hooks_rewrite_it():
         with torch.no_grad():
             ranker.score_pairs([[2000, 2001]], [[3000, 3001, 3002]])
     assert record.calls > 0 and record.violations == []
+
+
+def test_every_backbone_the_systems_load_runs_its_attention_in_pytorchs_sdpa_kernels():
+    """Scaled-dot-product attention (flash / memory-efficient kernels on a GPU, no s² matrix kept): each system's
+    loader, on the embedded model (the same code path as a hub name)."""
+    from peftir.clir.modular import load_encoder
+    from peftir.contract.backbones import EMBEDDED, resolve
+    from peftir.dense.train import encoder_of
+    from peftir.models import backbone
+    from peftir.splade.cross_encoder import build_cross_encoder
+    from peftir.splade.encoder import masked_lm
+
+    path = resolve(EMBEDDED)
+    models = {"semi-siamese": backbone.load(EMBEDDED, 1).model, "splade": masked_lm(path, 1)[0],
+              "splade reranker": build_cross_encoder(EMBEDDED, {"name": "ft"}, 32).encoder,
+              "dense": encoder_of(EMBEDDED, 1)[0], "modular clir": load_encoder(path, True, False)[0]}
+    assert {name: model.config._attn_implementation for name, model in models.items()} == \
+        {name: "sdpa" for name in models}
+
+
+def test_a_compiled_model_scores_and_learns_as_the_eager_one():
+    """``execution.compile``: the Hugging Face model inside a ranker compiled in place (torch.compile; inductor's
+    C++ kernels on a CPU), its parameter names unchanged, its scores and gradients those of the eager model."""
+    from tiny import apply_method
+
+    def run(execution: Execution):
+        ranker = tiny_ranker("twinbert")          # no dropout: compiled code draws its own random numbers
+        apply_method(ranker, "lora", lora={"rank": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["query", "value"],
+                                           "scaling": "alpha_over_r"})
+        execution.place(ranker).eval()
+        with torch.no_grad():
+            scores = ranker.score_pairs([[2000, 2001], [2002]], [[3000, 3001, 3002], [3003] * 30])
+        ranker.train()
+        ranker.score_pairs([[2000]], [[3000, 3001]]).sum().backward()
+        grads = {name: p.grad for name, p in ranker.named_parameters() if p.grad is not None}
+        return scores, grads, list(ranker.state_dict())
+
+    compiled = Execution.of({"device": "cpu", "precision": "fp32", "compile": True})
+    assert compiled.compile and compiled.used()["compile"] is True
+    (eager_scores, eager_grads, eager_names), (scores, grads, names) = run(CPU), run(compiled)
+    assert names == eager_names and grads.keys() == eager_grads.keys()
+    assert torch.allclose(scores, eager_scores, atol=1e-5)
+    assert all(torch.allclose(grads[name], eager_grads[name], atol=1e-5) for name in grads)

@@ -53,3 +53,9 @@ def test_every_kind_of_module_trains_under_bf16_autocast(method, entries):
     optimizer.step()
     assert all(p.dtype == torch.float32 for p in trained)         # weights and Adam's state stay fp32
     assert any(not torch.equal(p, b) for p, b in zip(trained, before))
+
+
+def test_a_measurement_of_bf16_on_a_cpu_asks_for_it_in_the_environment(monkeypatch):
+    monkeypatch.setenv("PEFTIR_CPU_BF16", "1")
+    assert Execution.of({"device": "cpu", "precision": "bf16"}).used()["precision"] == "bf16"
+    assert Execution.of({"device": "cpu", "precision": "fp32"}).autocast is None

@@ -188,3 +188,53 @@ def test_more_layers_than_the_backbone_has_are_refused_not_added_at_random():
     assert len(load(EMBEDDED, layers=6).model.encoder.layer) == 6
     with pytest.raises(ActionableError, match="backbone.layers = 7: embedded:all-MiniLM-L6-v2 has 6 pretrained"):
         load(EMBEDDED, layers=7)
+
+
+QUERIES = [[2000, 2001], [2002], list(range(2003, 2012))]
+POSITIVES = [[3000, 3001, 3002], list(range(3003, 3040)), [3040]]          # the second: two chunks in TwinBERT
+NEGATIVES = [[3041], [3042, 3043], list(range(3044, 3070))]
+
+
+ON_A_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=ON_A_GPU)])
+@pytest.mark.parametrize("name, method", [("twinbert", None), ("colbert", None), ("twinbert", "ss_lora"),
+                                          ("colbert", "ss_prefix")])
+def test_a_batch_of_candidates_scores_as_each_pair_alone(name, method, device):
+    """Every score of ``score_candidates`` (the queries encoded once, the documents in one pass, MaxSim and the
+    residual layer on batched tensors) equals the same pair scored alone: padding and batching change nothing,
+    and role-aware (semi-Siamese) modules see each role; on the CPU and on a GPU."""
+    from peftir.execution.seam import Execution
+    from tiny import apply_method
+
+    ranker = tiny_ranker(name)
+    if method:
+        apply_method(ranker, method)
+    Execution(torch.device(device)).place(ranker).eval()
+    with torch.no_grad():
+        batched = ranker.score_candidates(QUERIES, [POSITIVES, NEGATIVES])
+        alone = torch.tensor([[ranker.score_encoded(ranker.encode([query], rankers.QUERY)[0],
+                                                    ranker.encode([doc], rankers.DOCUMENT)).item()
+                               for doc in docs] for query, docs in zip(QUERIES, zip(POSITIVES, NEGATIVES))])
+        pairs = ranker.score_pairs(QUERIES, NEGATIVES)
+    batched, pairs = batched.cpu(), pairs.cpu()
+    assert batched.shape == (3, 2)
+    assert torch.allclose(batched, alone, atol=1e-5) and torch.allclose(pairs, alone[:, 1], atol=1e-5)
+
+
+def test_monobert_scores_candidates_as_pairs():
+    ranker = tiny_ranker("monobert").eval()
+    with torch.no_grad():
+        batched = ranker.score_candidates(QUERIES, [POSITIVES, NEGATIVES])
+        pairs = torch.stack([ranker.score_pairs(QUERIES, POSITIVES), ranker.score_pairs(QUERIES, NEGATIVES)], dim=1)
+    assert torch.allclose(batched, pairs, atol=1e-6)
+
+
+def test_a_bi_encoder_encodes_each_query_of_a_batch_once():
+    ranker = tiny_ranker("twinbert")
+    calls = []
+    ranker.bert.register_forward_hook(lambda module, args, out: calls.append(out.last_hidden_state.shape[0]))
+    ranker.score_candidates(QUERIES, [POSITIVES, NEGATIVES])
+    chunks = sum(len(rankers.equal_chunks(doc[:ranker.max_doc_len], ranker.chunk_len)) for doc in POSITIVES + NEGATIVES)
+    assert calls == [3, chunks] and chunks == 9     # the queries, then the six documents' chunks: one pass a role

@@ -94,7 +94,7 @@ def test_a_reranker_reranks_the_first_stages_run_of_the_same_fold_and_seed_on_th
     assert found["first_stage"] == "results/sparse/runs/dl20/msmarco-passage/splade_pp/zero_shot/fold1-seed123.run"
     assert found["model"] == "results/sparse/rerankers/models/msmarco-passage/tct_adapter/fold1-seed123"
     assert found["queries"] == "results/data/dl20/queries.tsv"
-    assert PARAMS["splade_rerank"](config, job) == {"depth": 1000, "batch_size": 256, "scope": "all"}
+    assert PARAMS["splade_rerank"](config, job) == {"depth": 1000, "batch_size": "auto", "scope": "all"}
 
 
 def test_trec_dl_is_searched_in_ms_marcos_index_and_evaluated_on_all_its_queries(irds_home):

@@ -1,6 +1,7 @@
 """Training: the paper's loss, triple sampling, best-epoch selection, seeded reproducibility."""
 import math
 import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -104,3 +105,59 @@ def test_same_seed_same_weights():
         return training.train(ranker, groups, DATA, pairs, lambda m: 0.0, settings, seed).best_state
     first, again = run(3), run(3)
     assert all(torch.equal(first[k], again[k]) for k in first)
+
+
+READS = ("item", "tolist", "cpu", "numpy", "__float__", "__int__", "__bool__")
+PACKAGE = str(Path(training.__file__).resolve().parents[1])
+STEPS = [("monobert", "full"), ("twinbert", "lora"), ("colbert", "ss_prefix"), ("colbert", "prompt")]
+BATCH = [([2000, 2001], [3000, 3001, 3002], [3003]), ([2002], [3004] * 30, [3005, 3006])]
+
+
+@pytest.mark.parametrize("name, method", STEPS)
+def test_a_training_step_of_the_package_reads_nothing_back_from_its_tensors(name, method, monkeypatch):
+    """On a GPU a read of a tensor's value waits for the device: a step queues its kernels and returns the loss on
+    the device. Every read made directly by the package's code during a step is recorded here (the libraries' own:
+    transformers' check that an attention mask is all ones, once per encoder call and not when compiled, and Adam's
+    step counter, a host tensor, are theirs; the GPU test below counts what the device sees)."""
+    import traceback
+
+    ranker = tiny_ranker(name)
+    optimizer = torch.optim.Adam(apply_method(ranker, method))
+    reads = []
+    for attribute in READS:
+        original = getattr(torch.Tensor, attribute)
+
+        def recorded(self, *args, original=original, attribute=attribute, **kwargs):
+            caller = traceback.extract_stack(limit=2)[0]
+            if caller.filename.startswith(PACKAGE):
+                reads.append((attribute, caller.filename, caller.lineno))
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, attribute, recorded)
+    loss = training.train_step(ranker, optimizer, BATCH, rows=1, max_grad_norm=1.0)
+    monkeypatch.undo()
+    assert reads == [] and loss.dtype == torch.float64 and not loss.requires_grad
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name, method", STEPS)
+def test_on_a_gpu_a_step_waits_for_the_device_only_where_transformers_checks_its_mask(name, method):
+    import warnings
+
+    from peftir.execution.seam import Execution
+
+    ranker = Execution(torch.device("cuda")).place(tiny_ranker(name))
+    optimizer = torch.optim.Adam(apply_method(ranker, method))
+    training.train_step(ranker, optimizer, BATCH, rows=2)           # warm: first-call allocations
+    encoder_calls = []
+    ranker.bert.register_forward_hook(lambda *_: encoder_calls.append(1))
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            training.train_step(ranker, optimizer, BATCH, rows=2)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    syncs = [w for w in caught if "synchroniz" in str(w.message)]
+    assert len(syncs) <= len(encoder_calls), [str(w.message) for w in syncs]

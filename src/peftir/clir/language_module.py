@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from ..data.text_units import unit_chunks
+from ..execution.passes import Encoder, Shape
 from ..execution.seam import Execution, Spec
 from ..files import atomic_directory, scratch_directory, write_json
 from . import modular
@@ -64,17 +65,19 @@ def _sftm_parameters(model, settings: dict) -> tuple[list[str], list[str]]:
 
 def _train(model, blocks: mlm.TokenBlocks, tokenizer, settings: dict, seed: int, steps: int, execution: Execution,
            regulariser=None) -> list[float]:
-    """``steps`` MLM updates of ``settings['batch_size']`` blocks, accumulated ``settings['chunk']`` at a time, plus
-    the SFT regulariser when given."""
+    """``steps`` MLM updates of ``settings['batch_size']`` blocks, accumulated as many blocks a pass as the execution
+    decides for ``settings['chunk']`` (``auto`` or a number), plus the SFT regulariser when given."""
     batches = mlm.training_batches(blocks, settings["batch_size"], tokenizer, seed)
+    rows = execution.rows_per_pass("train", settings["chunk"], settings["batch_size"], Encoder.of(model.config, model),
+                                   Shape(settings["block_size"], True, heads=1))
 
-    def update(step: int) -> float:
-        loss = mlm.accumulated_mlm(model, next(batches), execution, settings["chunk"])
+    def update(step: int) -> torch.Tensor:
+        loss = mlm.accumulated_mlm(model, next(batches), execution, rows)
         if regulariser is None:
             return loss
         penalty = regulariser()
         penalty.backward()
-        return loss + float(penalty.detach())
+        return loss + penalty.detach().double()
 
     return train_updates(model, update, steps, settings["lr"], settings.get("warmup", 0),
                          settings.get("weight_decay", 0.0), log_every=max(1, steps // 10),

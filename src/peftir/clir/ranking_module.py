@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from ..data import trec
 from ..data.run_index import Ranked, RunIndex
 from ..execution.gradients import accumulate, split
+from ..execution.passes import Encoder, Shape
 from ..execution.seam import Execution, Spec
 from ..files import atomic_directory, write_json
 from . import modular
@@ -75,7 +76,7 @@ def ranking_loss(model: nn.Module, tokenizer, batch: list[Instance], max_len: in
                                          return_tensors="pt"))
     with execution.precision():
         logits = model(**encoded).logits[:, 0].float()
-    labels = torch.tensor([label for _, _, label in batch], device=execution.device)
+    labels = execution.inputs(torch.tensor([label for _, _, label in batch]))
     return nn.functional.binary_cross_entropy_with_logits(logits, labels)
 
 
@@ -95,18 +96,22 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
                          execution: Spec, threads: int, output: str, summary: str) -> dict:
     """One ranking module (module docstring), where ``execution`` says, written to the directory ``output``
     (an AdapterHub adapter with its head, ``sftm.pt``, or monoBERT's ``model.pt``), and its ``summary``. A batch's
-    instances are independent, so its gradient accumulates over ``settings['chunk']`` of them at a time."""
+    instances are independent, so its gradient accumulates over as many of them a pass as the execution decides for
+    ``settings['chunk']`` (``auto`` or a number)."""
     execution = Execution.of(execution, threads)
     torch.manual_seed(seed)
     model, tokenizer = modular.load_encoder(backbone, with_mlm_head=False, pooler=settings["head_pooler"])
     instances = relevance_instances(collection, candidates, settings["train_depth"], settings["negatives"], seed)
 
-    def update(step: int) -> float:
-        batch = [next(instances) for _ in range(settings["batch_size"])]
-        return accumulate(split(batch, settings["chunk"]),
-                          lambda part: ranking_loss(model, tokenizer, part, settings["max_len"], execution))
-
     def train(steps: int, weight_decay: float = settings["weight_decay"]) -> list[float]:
+        rows = execution.rows_per_pass("train", settings["chunk"], settings["batch_size"],
+                                       Encoder.of(model.config, model), Shape(settings["max_len"], True))
+
+        def update(step: int) -> Tensor:
+            batch = [next(instances) for _ in range(settings["batch_size"])]
+            return accumulate(split(batch, rows),
+                              lambda part: ranking_loss(model, tokenizer, part, settings["max_len"], execution))
+
         return train_updates(model, update, steps, settings["lr"], settings["warmup"], weight_decay,
                              log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])
 

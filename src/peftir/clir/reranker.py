@@ -23,6 +23,7 @@ from adapters.composition import Split, Stack
 
 from ..data import trec
 from ..data.folds import read_folds, rotation
+from ..execution.passes import Encoder, Shape
 from ..execution.seam import Execution, Spec
 from .contract import composed_languages, pair_languages
 from . import modular
@@ -133,11 +134,14 @@ def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modul
     candidates = trec.read_run(prerank, set(qids))
     tops = {qid: [doc for doc, _ in trec.ranked(candidates.get(qid, {}))][:settings["depth"]] for qid in topics}
     texts = documents(docs, {doc for top in tops.values() for doc in top})
+    rows = reranker.execution.rows_per_pass("rerank", settings["batch_size"], settings["depth"],
+                                            Encoder.of(reranker.model.config, reranker.model),
+                                            Shape(settings["max_len"], False))
     results = {}
     for qid in sorted(topics):
         head = {}
-        for start in range(0, len(tops[qid]), settings["batch_size"]):
-            batch = tops[qid][start:start + settings["batch_size"]]
+        for start in range(0, len(tops[qid]), rows):
+            batch = tops[qid][start:start + rows]
             head.update(zip(batch, reranker.scores(topics[qid], [texts[d] for d in batch], settings["max_len"])))
         results[qid] = reranked(head, candidates.get(qid, {}))
     trec.write_run(run, results, tag=system["name"])

@@ -18,8 +18,10 @@ def dataset_subset(config: Config, dataset: str, keys: tuple[str, ...]) -> dict:
 
 
 def job_execution(config: Config) -> dict:
-    """Where a job's model runs: the device and precision of ``execution`` (not the warm worker's setting)."""
-    return {key: config["execution"][key] for key in ("device", "precision")}
+    """Where a job's model runs: the device and precision of ``execution`` (not the warm worker's setting), and
+    ``compile`` where it is on (left out when off, so a config without the key asks the jobs it always did)."""
+    execution = {key: config["execution"][key] for key in ("device", "precision")}
+    return {**execution, "compile": True} if config["execution"].get("compile") else execution
 
 
 def is_beir(config: Config, dataset: str) -> bool:

@@ -125,8 +125,8 @@ def _resolve(side: Side, scope: Scope) -> Found:
     if isinstance(side, Derived):
         return side.of(scope)
     found = scope.get(side)
-    if found is None or found[1] is None:
-        return []
+    if found is None or not isinstance(found[1], (int, float)) or isinstance(found[1], bool):
+        return []                 # unset, or "auto": sized by the job itself, within its bounds by construction
     return [(f"{found[0]} = {found[1]!r}", found[1])]
 
 

@@ -54,6 +54,12 @@ def _dropout(rate: float):
     return hook
 
 
+def prompt_length(model: nn.Module) -> int:
+    """The deep prompts' length of a prompted encoder (each layer's keys and values gain as many positions), 0 for a
+    plain one."""
+    return model.peft_config[ADAPTER].num_virtual_tokens if isinstance(model, PeftModel) else 0
+
+
 def prompt_values(model: PeftModel) -> int:
     """The prompt values every layer attends to, 2 · layers · hidden · length: what remains after training
     (with reparametrisation, the MLP that generates them is not counted; the paper's 0.1–0.4 % convention)."""

@@ -16,14 +16,16 @@ from typing import Callable, Mapping
 
 import torch
 from peft import PeftModel
+from torch import Tensor
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
 from ..data import folds, trec
 from ..execution import audit
 from ..execution.gradients import cached_gradient, chunks_of
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import CPU, Execution
 from ..files import atomic_directory, write_json
-from .deep_prompt import deep_prompts, prompt_values, trainable
+from .deep_prompt import deep_prompts, prompt_length, prompt_values, trainable
 from ..contract.backbones import resolve
 from ..models.inputs import Collection
 from ..retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
@@ -78,11 +80,17 @@ def load_retriever(backbone: str, layers: int | None, method: dict, settings: di
 
 
 def retriever_update(retriever: DenseRetriever, execution: Execution, topics: dict[str, str],
-                     texts: Callable[[list[str]], dict[str, str]], chunk: int) -> Callable[[list], float]:
-    """One update's backward passes on a batch of passage groups: the contrastive loss over every passage of the
-    batch (in-batch negatives), through a gradient cache of ``chunk`` texts per forward when the batch's queries
-    or passages do not fit in one (64 × 30 RoBERTa-large passages); returns the loss."""
-    def update(batch: list) -> float:
+                     texts: Callable[[list[str]], dict[str, str]], chunk: Configured,
+                     passages: int) -> Callable[[list], Tensor]:
+    """One update's backward passes on a batch of passage groups (``passages``: the passages of a batch): the
+    contrastive loss over every passage of the batch (in-batch negatives), through a gradient cache when the
+    batch's queries or passages do not fit in one pass (64 × 30 RoBERTa-large passages), each pass as many texts
+    as the execution decides for ``chunk`` (``auto`` or a number, recorded as ``train``); returns the loss."""
+    tokens = retriever.max_len[PASSAGE] + prompt_length(retriever.encoder)     # deep prompts: keys and values too
+    chunk = execution.rows_per_pass("train", chunk, passages, Encoder.of(retriever.encoder.config, retriever),
+                                    Shape(tokens, True))
+
+    def update(batch: list) -> Tensor:
         docs = [doc for _, passages in batch for doc in passages]
         found = texts(docs)
         sides = [(QUERY, [topics[qid] for qid, _ in batch]), (PASSAGE, [found[doc] for doc in docs])]
@@ -130,7 +138,8 @@ def train_retriever(backbone: str, layers: int | None, method: dict, settings: d
     topics = trec.read_topics(collection.queries, set(groups.qids))
     steps = settings["steps"]
     with collection.store() as store:
-        update = retriever_update(retriever, execution, topics, store.texts, settings["chunk"])
+        update = retriever_update(retriever, execution, topics, store.texts, settings["chunk"],
+                                  settings["batch_size"] * settings["passages"])
         losses = train_updates(retriever, lambda step: update(next(batches)), steps, method["lr"],
                                round(settings["warmup_ratio"] * steps), settings["weight_decay"],
                                log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])

@@ -12,7 +12,10 @@
 - ``clip``: the gradient's global norm cut to ``max_norm`` (the Hugging Face Trainer's default, 1.0, under
   which the Tevatron/Condenser and DPTDR codes trained); None: no clipping (CEDR's loop, naver/splade's trainer).
 
-Memory holds one chunk's activations; the result does not depend on the chunk size (up to float rounding).
+Memory holds one chunk's activations; the result does not depend on the chunk size (up to float rounding). How many
+rows a chunk holds is the execution's decision (``Execution.rows_per_pass``). The losses come back as tensors on the
+device, detached and summed in float64 (as the host's Python floats were): reading one on the host waits for the GPU,
+which a loop does once per step at most (to log).
 """
 from __future__ import annotations
 
@@ -42,20 +45,20 @@ def split(batch: Chunk, chunk: int) -> list[tuple[Chunk, float]]:
              (part.stop - part.start) / rows) for part in chunks_of(rows, chunk)]
 
 
-def accumulate(parts: Sequence[tuple[Chunk, float]], loss_of: Callable[[Chunk], Tensor]) -> float:
+def accumulate(parts: Sequence[tuple[Chunk, float]], loss_of: Callable[[Chunk], Tensor]) -> Tensor:
     """Back-propagate ``Σ share × loss_of(chunk)`` over the ``(chunk, share)`` parts one chunk at a time; returns
     that sum (the batch's loss when the shares are each chunk's fraction of the examples, as ``split`` gives)."""
-    total = 0.0
+    total = None
     for chunk, share in parts:
         loss = loss_of(chunk) * share
         loss.backward()
-        total += float(loss.detach())
+        total = loss.detach().double() if total is None else total + loss.detach().double()
     return total
 
 
 def cached_gradient(execution: Execution, chunks: Sequence[Chunk],
                     represent: Callable[[Chunk], tuple[Tensor | float, Tensor]],
-                    combine: Callable[[list[Tensor]], Tensor], cache: bool = True) -> float:
+                    combine: Callable[[list[Tensor]], Tensor], cache: bool = True) -> Tensor:
     """Back-propagate ``Σ local losses + combine(representations)`` over ``chunks`` with a gradient cache.
 
     ``represent(chunk)`` gives the chunk's own loss (its share of an MLM loss; 0 when it has none) and its
@@ -66,7 +69,7 @@ def cached_gradient(execution: Execution, chunks: Sequence[Chunk],
         parts = [represent(chunk) for chunk in chunks]
         loss = sum(local for local, _ in parts) + combine([representation for _, representation in parts])
         loss.backward()
-        return float(loss.detach())
+        return loss.detach().double()
     states, cached = [], []
     with torch.no_grad():
         for chunk in chunks:
@@ -74,17 +77,18 @@ def cached_gradient(execution: Execution, chunks: Sequence[Chunk],
             cached.append(represent(chunk)[1].detach().requires_grad_(True))
     coupled = combine(cached)
     coupled.backward()
-    total = float(coupled.detach())
+    total = coupled.detach().double()
     for chunk, state, representation in zip(chunks, states, cached):
         execution.restore_random_state(state)
         local, again = represent(chunk)
         (local + (again * representation.grad).sum()).backward()
-        total += float(local.detach()) if isinstance(local, Tensor) else local
+        total = total + (local.detach().double() if isinstance(local, Tensor) else local)
     return total
 
 
-def clip(parameters: Iterable[Tensor], max_norm: float | None) -> float | None:
-    """Scale the gradients so that their global L2 norm is at most ``max_norm`` (no-op for None); the norm before."""
+def clip(parameters: Iterable[Tensor], max_norm: float | None) -> Tensor | None:
+    """Scale the gradients so that their global L2 norm is at most ``max_norm`` (no-op for None); the norm before,
+    on the device (the scaling itself runs there, without the host reading the norm)."""
     if max_norm is None:
         return None
-    return float(torch.nn.utils.clip_grad_norm_(list(parameters), max_norm))
+    return torch.nn.utils.clip_grad_norm_(list(parameters), max_norm)

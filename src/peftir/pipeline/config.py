@@ -56,12 +56,15 @@ def _allowed(error: jsonschema.ValidationError) -> str:
         return "allowed keys: " + ", ".join(schema["properties"])
     if keyword in ("contains", "pattern", "minimum", "maximum", "maxItems") and "description" in schema:
         return schema["description"]
+    if keyword == "oneOf" and "allowed" in schema:
+        return f"allowed: {schema['allowed']}"
     return error.message
 
 
 def _best(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For oneOf/anyOf failures, the deepest sub-error explains more than 'not valid under any'."""
-    return jsonschema.exceptions.best_match([error]) if error.context else error
+    """For oneOf/anyOf failures, the deepest sub-error explains more than 'not valid under any', unless the schema
+    says in words what it allows (``allowed``: "auto, or a positive integer")."""
+    return jsonschema.exceptions.best_match([error]) if error.context and "allowed" not in error.schema else error
 
 
 def _schema_error(error: jsonschema.ValidationError) -> ConfigError:

@@ -13,7 +13,10 @@ precision and mode, as ``benchmarks/gpu_throughput.py`` measured them on a named
 for a family, the analytic rate (the GPU's dense peak × the utilisation the table states) stands in, and the plan
 says which source each figure comes from, with the papers' reported training times beside it where they give one.
 GPU memory per job is analytic: fp32 weights (4 bytes a parameter), gradients and Adam's two moments of what
-trains (12 bytes), and one chunk's activations (Korthikanti et al.: about 34·h bytes per token and layer in bf16).
+trains (12 bytes), bf16 copies of the weights under autocast, and one pass's activations by the jobs' own memory model
+(``peftir.execution.passes``). A loop whose rows per pass are ``auto`` is sized as its job will size it on the plan's
+GPU (``memory_gb`` of the calibration table): the plan shows those rows per pass, and a contrastive loop whose batch
+then still takes several passes pays the gradient cache's second forward.
 """
 from __future__ import annotations
 
@@ -23,13 +26,14 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..data.sizes import collection_size
 from ..contract.backbones import starting_model
+from ..execution import passes
 from .contract import PARAMS
 from .config import load_config
 
@@ -47,6 +51,13 @@ class Architecture:
     hidden: int
     layers: int
     vocabulary: int
+    intermediate: int = 0
+    attention_heads: int = 1
+
+    def encoder(self, trains: bool) -> passes.Encoder:
+        """The sizes the jobs' memory model reads (all parameters trainable for full fine-tuning)."""
+        return passes.Encoder(self.hidden, self.intermediate or 4 * self.hidden, self.layers, self.attention_heads,
+                              self.vocabulary, self.parameters, self.parameters if trains else 0)
 
     @property
     def head(self) -> int:
@@ -90,10 +101,22 @@ def architecture(name: str) -> Architecture:
     embeddings = sum(p.numel() for p in model.get_input_embeddings().parameters())
     positions = sum(p.numel() for n, p in model.named_parameters() if "position_embeddings" in n or
                     "token_type_embeddings" in n)
-    hidden = getattr(config, "hidden_size", getattr(config, "dim", None))
-    layers = getattr(config, "num_hidden_layers", getattr(config, "n_layers", None))
-    return Architecture(config.model_type, parameters, parameters - embeddings - positions, hidden, layers,
-                        config.vocab_size)
+    sizes = passes.Encoder.of(config)
+    return Architecture(config.model_type, parameters, parameters - embeddings - positions, sizes.hidden,
+                        sizes.layers, config.vocab_size, sizes.intermediate, sizes.attention_heads)
+
+
+@dataclass(frozen=True)
+class Passes:
+    """A training loop's forward passes as configured: ``configured`` rows a pass (``auto`` or a number) of a batch
+    of ``rows`` rows of ``tokens`` tokens, with ``heads`` vocabulary-wide outputs per token; ``coupled``: the loss
+    couples the batch's rows, so a batch in several passes goes through the gradient cache."""
+
+    configured: passes.Configured
+    rows: int
+    tokens: int
+    heads: int = 0
+    coupled: bool = False
 
 
 @dataclass
@@ -106,21 +129,38 @@ class Work:
     cached: float = 0.0          # tokens a gradient cache runs forward a second time (2·N)
     encoded: float = 0.0         # tokens forward only (2·N)
     head: bool = False           # an MLM head's vocabulary projection on every token
-    chunk_tokens: float = 0.0    # tokens of one forward pass (activations held)
+    passes: Passes | None = None  # the training loop's passes (activations held)
     searched: float = 0.0        # FLOPs of exact dense search (query × document products on the job's GPU)
     note: str = ""
+    rows_per_pass: int = 0       # what the job will choose (``sized``)
 
     def flops(self, size: Architecture) -> float:
         """The job's floating-point operations: 2·N a token forward, 4·N backward, plus its search."""
         per_token = size.compute + (size.head if self.head else 0)
         return per_token * (6 * self.trained + 4 * self.frozen + 2 * self.cached + 2 * self.encoded) + self.searched
 
-    def gpu_memory_gb(self, size: Architecture) -> float:
+    def sized(self, size: Architecture, memory_gb: float, autocast: bool) -> Work:
+        """This work with its rows per pass as the job sizes them on a GPU of ``memory_gb`` (the weights placed),
+        and the gradient cache's second forward where a coupled batch then takes several passes."""
+        if self.passes is None:
+            return self
+        spec = self.passes
+        free = int(memory_gb * 1e9) - 4 * size.parameters
+        rows = passes.sized(spec.configured, spec.rows, size.encoder(bool(self.trained)),
+                            passes.Shape(spec.tokens, True, spec.heads), free, autocast, "cuda")
+        cached = self.trained + self.frozen if spec.coupled and rows < spec.rows else 0.0
+        return replace(self, rows_per_pass=rows, cached=cached)
+
+    def gpu_memory_gb(self, size: Architecture, autocast: bool) -> float:
         """Weights, and for full fine-tuning their gradients and Adam's moments (a frozen backbone's modules are a
-        few percent of it and left out), and one chunk's activations."""
-        optimiser = 12 * size.parameters if self.trained else 0
-        activations = 34 * size.hidden * size.layers * self.chunk_tokens if self.trained or self.frozen else 0
-        return (4 * size.parameters + optimiser + activations) / 1e9
+        few percent of it and left out), bf16 copies under autocast, and one pass's activations."""
+        encoder = size.encoder(bool(self.trained))
+        held = 4 * size.parameters
+        if self.passes and self.rows_per_pass:
+            shape = passes.Shape(self.passes.tokens, True, self.passes.heads)
+            held += (passes.fixed_bytes(encoder, shape, autocast)
+                     + self.rows_per_pass * passes.row_bytes(encoder, shape, autocast, "cuda"))
+        return held / 1e9
 
 
 @dataclass
@@ -133,13 +173,14 @@ class Calibration:
     measured: list[dict] = field(default_factory=list)
     reported: list[dict] = field(default_factory=list)
     source: str = ""
+    memory_gb: float = 80.0          # the plan's GPU's memory: what ``auto`` passes are sized to
 
     @classmethod
     def read(cls, path: Path) -> Calibration:
         """The calibration table at ``path`` (``CALIBRATION`` in a checkout)."""
         table = json.loads(path.read_text())
         return cls(table["gpu"], table["peak_tflops"], table["utilisation"], table.get("measured", []),
-                   table.get("reported", []), table["source"])
+                   table.get("reported", []), table["source"], table.get("memory_gb", 80.0))
 
     def seconds(self, work: Work, size: Architecture, precision: str) -> tuple[float, str]:
         """The job's GPU seconds and where the rate comes from."""
@@ -148,7 +189,8 @@ class Calibration:
             if row["family"] == size.family and row["precision"] == precision and row["layers"] == size.layers:
                 return ((work.trained + work.frozen) / row["train_tokens_per_s"]
                         + (work.cached + work.encoded) / row["infer_tokens_per_s"] + work.searched / peak,
-                        f"measured ({row['gpu']}, {row['date']}; search analytic)")
+                        f"measured ({row['gpu']}, {row['date']}"
+                        f"{', commit ' + row['commit'] if row.get('commit') else ''}; search analytic)")
         return work.flops(size) / peak, f"analytic ({self.utilisation:.0%} of the {self.gpu}'s {precision} peak)"
 
 
@@ -194,7 +236,7 @@ def _train(config: Config, wc: dict) -> Work:
     return Work(p["backbone"]["name"], trained=training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair
                 if full else 0, frozen=0 if full else training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair,
                 encoded=training["epochs"] * validation * p["rerank"]["depth"] * per_pair,
-                chunk_tokens=training["micro_batch"] * 2 * per_pair)
+                passes=Passes(training["micro_batch"], training["batch_size"], 2 * per_pair))
 
 
 def _rerank(config: Config, wc: dict) -> Work:
@@ -214,8 +256,8 @@ def _train_retriever(config: Config, wc: dict) -> Work:
     prompts = spec["method"].get("length", 0)
     tokens += train["steps"] * texts * prompts if dpt else 0      # prompts lengthen attention: counted as tokens
     return Work(_backbone(config, spec["backbone"]), trained=0 if dpt else tokens, frozen=tokens if dpt else 0,
-                cached=tokens if texts > train["chunk"] else 0,
-                chunk_tokens=train["chunk"] * train["p_max_len"])
+                passes=Passes(train["chunk"], texts - train["batch_size"], train["p_max_len"] + (prompts if dpt else 0),
+                              coupled=True))
 
 
 def _dense_index(config: Config, wc: dict) -> Work:
@@ -249,9 +291,10 @@ def _pretrain(config: Config, wc: dict) -> Work:
     rows = spec["batch_size"] * (1 if spec["objective"] == "condenser" else 2)
     tokens = spec["steps"] * rows * spec["max_len"]
     prompts = "prompts" in spec         # deep prompts alone train (DPTDR Table 6): the backbone runs frozen
+    heads = {"condenser": 2, "cocondenser": 2, "rip": 1, "ict": 0}[spec["objective"]]    # ICT: no MLM
     return Work(spec["backbone"], trained=0 if prompts else tokens, frozen=tokens if prompts else 0,
-                cached=tokens if spec["objective"] != "condenser" and rows > spec["chunk"] else 0,
-                head=spec["objective"] != "ict", chunk_tokens=spec["chunk"] * spec["max_len"])     # ICT: no MLM
+                head=spec["objective"] != "ict",
+                passes=Passes(spec["chunk"], rows, spec["max_len"], heads, coupled=spec["objective"] != "condenser"))
 
 
 def _train_splade(config: Config, wc: dict) -> Work:
@@ -262,9 +305,9 @@ def _train_splade(config: Config, wc: dict) -> Work:
     queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
     full = spec["method"]["name"] == "ft"
     return Work(_backbone(config, spec["backbone"]), trained=tokens if full else 0, frozen=0 if full else tokens,
-                cached=tokens if 3 * train["batch_size"] > train["chunk"] else 0, head=True,
-                encoded=validations * queries * train["validation_depth"] * train["d_max_len"],
-                chunk_tokens=train["chunk"] * train["d_max_len"])
+                head=True, encoded=validations * queries * train["validation_depth"] * train["d_max_len"],
+                passes=Passes(train["chunk"], train["batch_size"], max(train["q_max_len"], train["d_max_len"]), 1,
+                              coupled=True))
 
 
 def _splade_index(config: Config, wc: dict) -> Work:
@@ -288,7 +331,7 @@ def _train_splade_reranker(config: Config, wc: dict) -> Work:
     queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
     return Work(spec["backbone"], trained=tokens if full else 0, frozen=0 if full else tokens,
                 encoded=validations * queries * train["validation_depth"] * train["max_len"],
-                chunk_tokens=train["batch_size"] * 2 * train["max_len"])
+                passes=Passes(train["batch_size"], train["batch_size"], 2 * train["max_len"]))   # one pass a side
 
 
 def _splade_rerank(config: Config, wc: dict) -> Work:
@@ -302,7 +345,7 @@ def _language_module(config: Config, wc: dict) -> Work:
     steps = settings.get("steps") or sum(settings["phase_steps"])
     tokens = steps * settings["batch_size"] * settings["block_size"]
     return Work(config["modular_clir"]["backbone"]["name"], frozen=tokens, head=True,
-                chunk_tokens=settings["chunk"] * settings["block_size"])
+                passes=Passes(settings["chunk"], settings["batch_size"], settings["block_size"], 1))
 
 
 def _ranking_module(config: Config, wc: dict) -> Work:
@@ -311,8 +354,8 @@ def _ranking_module(config: Config, wc: dict) -> Work:
     tokens = steps * settings["batch_size"] * settings["max_len"]
     full = settings["kind"] == "full"
     return Work(config["modular_clir"]["backbone"]["name"], trained=tokens if full else 0,
-                frozen=0 if full else tokens,
-                chunk_tokens=settings["chunk"] * settings["max_len"])
+                frozen=0 if full else tokens, passes=Passes(settings["chunk"], settings["batch_size"],
+                                                            settings["max_len"]))
 
 
 def _rerank_clir(config: Config, wc: dict) -> Work:
@@ -393,6 +436,7 @@ class RulePlan:
     host_memory_mb: int = 0
     sources: set = field(default_factory=set)
     notes: set = field(default_factory=set)
+    passes: set = field(default_factory=set)     # "rows a pass/rows a batch" of its jobs' training loops
 
 
 def plan(checkout: Path, overlays: list[Path], targets: list[str],
@@ -413,9 +457,12 @@ def plan(checkout: Path, overlays: list[Path], targets: list[str],
             continue
         work = RULES[rule](config, wildcards)
         size = architecture(work.backbone)
+        work = work.sized(size, calibration.memory_gb, precision == "bf16")
         seconds, source = calibration.seconds(work, size, precision)
         entry.gpu_hours += seconds / 3600
-        entry.largest_gpu_memory_gb = max(entry.largest_gpu_memory_gb, work.gpu_memory_gb(size))
+        entry.largest_gpu_memory_gb = max(entry.largest_gpu_memory_gb, work.gpu_memory_gb(size, precision == "bf16"))
+        if work.passes:
+            entry.passes.add(f"{work.rows_per_pass}/{work.passes.rows}")
         entry.sources.add(source)
         if work.note:
             entry.notes.add(work.note)
@@ -424,16 +471,20 @@ def plan(checkout: Path, overlays: list[Path], targets: list[str],
 
 def render(rules: list[RulePlan], calibration: Calibration) -> str:
     """The plan as a table, with the total and the papers' reported times beside it."""
-    lines = [f"{'rule':28} {'jobs':>6} {'GPU-h/job':>10} {'GPU-h':>10} {'GPU mem GB':>10} {'host mem GB':>11}  source"]
+    lines = [f"{'rule':28} {'jobs':>6} {'GPU-h/job':>10} {'GPU-h':>10} {'GPU mem GB':>10} {'host mem GB':>11} "
+             f"{'rows/pass':>10}  source"]
     for entry in rules:
         per_job = entry.gpu_hours / entry.jobs if entry.jobs else 0
         source = "; ".join(sorted(entry.sources)) or ("-" if entry.gpu else "CPU job")
+        rows = ",".join(sorted(entry.passes, key=lambda pair: [int(n) for n in pair.split("/")])) or "-"
         lines.append(f"{entry.rule:28} {entry.jobs:6d} {per_job:10.2f} {entry.gpu_hours:10.1f} "
-                     f"{entry.largest_gpu_memory_gb:10.1f} {entry.host_memory_mb / 1000:11.1f}  {source}")
+                     f"{entry.largest_gpu_memory_gb:10.1f} {entry.host_memory_mb / 1000:11.1f} {rows:>10}  {source}")
         lines.extend(f"{'':28} {note}" for note in sorted(entry.notes))
     total = sum(entry.gpu_hours for entry in rules)
     lines.append(f"{'total':28} {sum(e.jobs for e in rules):6d} {'':10} {total:10.1f}")
     lines.append(f"rates: {calibration.source}")
+    lines.append(f"rows/pass: a training loop's rows per forward pass of its batch's rows, as its jobs size them "
+                 f"on the plan's GPU of {calibration.memory_gb:g} GB (auto) or as configured")
     lines.extend(f"reported: {row['what']}: {row['hours']} h on {row['hardware']} ({row['source']})"
                  for row in calibration.reported)
     return "\n".join(lines)

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import CPU
 
 QUERY, PASSAGE = "query", "passage"
@@ -54,9 +55,13 @@ def length_batches(tokenizer, texts: list[str], max_length: int, batch_size: int
         yield order[start:start + batch_size]
 
 
-def encode_all(retriever: DenseRetriever, texts: list[str], role: str, batch_size: int) -> np.ndarray:
-    """Every text's vector, in order, without gradients, encoded in ``length_batches``."""
+def encode_all(retriever: DenseRetriever, texts: list[str], role: str, batch_size: Configured) -> np.ndarray:
+    """Every text's vector, in order, without gradients, encoded in ``length_batches`` of as many texts as the
+    execution decides for ``batch_size`` (``auto`` or a number; recorded as ``encode``)."""
     vectors = np.empty((len(texts), retriever.encoder.config.hidden_size), dtype=np.float32)
+    batch_size = retriever.execution.rows_per_pass("encode", batch_size, len(texts),
+                                                   Encoder.of(retriever.encoder.config, retriever),
+                                                   Shape(retriever.max_len[role], False))
     with torch.no_grad():
         for chosen in length_batches(retriever.tokenizer, texts, retriever.max_len[role], batch_size):
             vectors[chosen] = retriever.encode([texts[i] for i in chosen], role).float().cpu().numpy()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 
 if TYPE_CHECKING:
@@ -25,12 +26,16 @@ def sentence_encoder(path: str, execution: Execution, config_kwargs: dict | None
 
 
 @torch.inference_mode()
-def embed(model: SentenceTransformer, texts: list[str], batch_size: int, max_length: int | None = None,
+def embed(model: SentenceTransformer, texts: list[str], batch_size: Configured, max_length: int | None = None,
           normalise: bool = False) -> torch.Tensor:
     """The texts' sentence embeddings (fp32), as ``SentenceTransformer.encode`` computes them, longest texts first,
-    cut to ``max_length`` tokens when given (the model's own limit otherwise), L2-normalised when asked."""
+    cut to ``max_length`` tokens when given (the model's own limit otherwise), L2-normalised when asked; as many
+    texts a pass as the execution decides for ``batch_size`` (``auto`` or a number; recorded as ``encode``)."""
     if max_length is not None:
         model.max_seq_length = max_length
+    batch_size = model.execution.rows_per_pass("encode", batch_size, len(texts),
+                                               Encoder.of(model[0].auto_model.config, model),
+                                               Shape(model.max_seq_length, False))
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     vectors = []
     for start in range(0, len(order), batch_size):

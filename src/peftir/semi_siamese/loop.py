@@ -1,9 +1,16 @@
 """The paper's training loop (CEDR style): pairwise softmax loss, Adam, best-validation epoch.
 
 One epoch = ``pairs_per_epoch`` (query, relevant, non-relevant) triples from a pair source, in
-batches of ``batch_size`` (accumulated over micro-batches): sampled from the training queries'
-BM25 candidates (Robust04, ClueWeb09b) or read from fixed training triples (MS MARCO). After
-every epoch the validation queries are reranked and scored; the weights of the best epoch are kept.
+batches of ``batch_size``: sampled from the training queries' BM25 candidates (Robust04,
+ClueWeb09b) or read from fixed training triples (MS MARCO). After every epoch the validation
+queries are reranked and scored; the weights of the best epoch are kept.
+
+A batch's triples go through the ranker in passes of as many triples as the execution decides
+(``micro_batch``: ``auto``, the whole batch where it fits; a number, e.g. the released code's
+micro-batches of 2), their gradients accumulated: the same gradient at any pass size, up to
+float rounding and dropout's draws. A bi-encoder encodes each query of a pass once for its
+positive and its negative (the released code encodes it once per pair, with its own dropout
+mask each time: a named difference). The host reads the loss once per epoch.
 
 At the end of every epoch the whole training state (learned weights, optimizer,
 RNG states, history, best epoch so far) is saved to a checkpoint
@@ -25,7 +32,8 @@ import torch
 from torch import Tensor
 
 from ..data.trec import MalformedFileError
-from ..execution.gradients import clip
+from ..execution.gradients import accumulate, clip, split
+from ..execution.passes import Encoder, Shape
 from .methods.base import ParamGroups
 from ..models.learned import learned_state, load_learned_state
 from ..models.inputs import RankingData
@@ -119,26 +127,50 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
 
 
+TokenTriple = tuple[list[int], list[int], list[int]]      # a triple's query, positive and negative word pieces
+
+
+def triple_loss(ranker: Ranker, triples: list[TokenTriple]) -> Tensor:
+    """The pairwise loss of ``triples``, every score from one ``score_candidates`` call."""
+    queries, positives, negatives = (list(side) for side in zip(*triples))
+    scores = ranker.score_candidates(queries, [positives, negatives])
+    return pairwise_loss(scores[:, 0], scores[:, 1])
+
+
+def train_step(ranker: Ranker, optimizer: torch.optim.Optimizer, batch: list[TokenTriple], rows: int,
+               max_grad_norm: float | None = None) -> Tensor:
+    """One update on ``batch``: its triples ``rows`` at a time, the gradients accumulated (each pass's loss
+    weighted by its share of the batch), clipped to ``max_grad_norm`` when set (the released code does not clip),
+    applied. Returns the batch's mean loss, on the device (float64), without waiting for it."""
+    optimizer.zero_grad()
+    loss = accumulate(split(batch, rows), lambda part: triple_loss(ranker, part))
+    clip((p for group in optimizer.param_groups for p in group["params"]), max_grad_norm)
+    optimizer.step()
+    return loss
+
+
+def train_rows(ranker: Ranker, settings: dict) -> int:
+    """Triples per pass: the execution's decision for ``settings['micro_batch']`` (``auto`` or a number) at the
+    ranker's longest triple; recorded in the job's execution facts as ``train``."""
+    return ranker.execution.rows_per_pass("train", settings["micro_batch"], settings["batch_size"],
+                                          Encoder.of(ranker.bert.config, ranker),
+                                          Shape(ranker.triple_tokens(), True, sequence=ranker.max_seq_len))
+
+
 def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingData, triples: list[Triple],
-                batch_size: int, micro_batch: int, epoch: int, max_grad_norm: float | None = None) -> float:
-    """One pass over ``triples``, each batch accumulated over micro-batches and its gradient clipped to
-    ``max_grad_norm`` when set (the released code does not clip); returns the mean loss."""
+                batch_size: int, rows: int, epoch: int, max_grad_norm: float | None = None) -> float:
+    """One pass over ``triples`` in batches of ``batch_size`` (``train_step``, ``rows`` triples a pass); returns the
+    mean loss, read once."""
     ranker.train()
-    total = 0.0
+    total = None
     with progress(len(triples), f"epoch {epoch} train") as bar:
         for batch in batches(triples, batch_size):
-            optimizer.zero_grad()
-            for micro in batches(batch, micro_batch):
-                queries = data.queries.many([q for q, _, _ in micro]) * 2
-                docs = data.docs.many([p for _, p, _ in micro] + [n for _, _, n in micro])
-                scores = ranker.score_pairs(queries, docs)
-                loss = pairwise_loss(scores[:len(micro)], scores[len(micro):])
-                (loss * len(micro) / len(batch)).backward()
-                total += loss.item() * len(micro)
-                bar.update(len(micro))
-            clip((p for group in optimizer.param_groups for p in group["params"]), max_grad_norm)
-            optimizer.step()
-    return total / len(triples)
+            texts = list(zip(data.queries.many([q for q, _, _ in batch]), data.docs.many([p for _, p, _ in batch]),
+                             data.docs.many([n for _, _, n in batch])))
+            loss = train_step(ranker, optimizer, texts, rows, max_grad_norm) * len(batch)
+            total = loss if total is None else total + loss
+            bar.update(len(batch))
+    return float(total) / len(triples)
 
 
 def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSource,
@@ -160,10 +192,11 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
         best = {name: tensor.to(ranker.execution.device) for name, tensor in saved["best_state"].items()}
         result = TrainResult(best, saved["best_epoch"], saved["best_score"], saved["history"])
         print(f"resumed from the checkpoint of epoch {done}", file=sys.stderr, flush=True)
+    rows = train_rows(ranker, settings)
     for epoch in range(done + 1, settings["epochs"] + 1):
         start = time.time()
         triples = pairs.epoch(epoch, rng, settings["pairs_per_epoch"])
-        loss = train_epoch(ranker, optimizer, data, triples, settings["batch_size"], settings["micro_batch"], epoch,
+        loss = train_epoch(ranker, optimizer, data, triples, settings["batch_size"], rows, epoch,
                            settings["max_grad_norm"])
         score = validate(ranker)
         result.history.append({"epoch": epoch, "loss": loss, "validation": score, "seconds": time.time() - start})

@@ -2,7 +2,9 @@
 
 Cross-encoders score every (query, document) pair; bi-encoders encode each
 candidate document once and each query once, then score from the encodings.
-Batches are formed from length-sorted inputs to waste little on padding.
+Batches are formed from length-sorted inputs to waste little on padding; how many
+pairs or texts a batch holds is the execution's decision (``rerank.batch_size``:
+``auto`` or a number), recorded as the job's ``rerank`` pass.
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ from ..data import folds
 from ..data.trec import Run, answered_queries, report_missing, write_run
 from ..models.learned import load_learned_state
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 from .configured import configured_ranker, ranking_data, saved_weights, seed_everything
 from ..models.inputs import Collection, RankingData
-from .rankers import DOCUMENT, QUERY, BiEncoder, Ranker
+from .rankers import DOCUMENT, PAIR, QUERY, BiEncoder, Ranker
 
 
 def progress(total: int, desc: str) -> tqdm:
@@ -48,12 +51,21 @@ def query_groups(qids: list[str], candidates: Run, limit: int) -> Iterator[list[
         yield group
 
 
+def rerank_rows(ranker: Ranker, batch_size: Configured) -> int:
+    """Pairs (cross-encoder) or documents (bi-encoder) per encoding pass: the execution's decision for
+    ``batch_size``, recorded as ``rerank``."""
+    role = DOCUMENT if isinstance(ranker, BiEncoder) else PAIR
+    return ranker.execution.rows_per_pass("rerank", batch_size, GROUP_PAIRS, Encoder.of(ranker.bert.config, ranker),
+                                          Shape(ranker.tokens_per_text(role), False, sequence=ranker.max_seq_len))
+
+
 @torch.inference_mode()
-def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: int, desc: str = "rerank") -> Run:
+def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: Configured, desc: str = "rerank") -> Run:
     """Scores for the candidates of ``qids`` (queries without candidates are left out), a group of queries at
     a time: their documents are fetched, tokenised and scored (bi-encoders: encoded once) and let go."""
     ranker.eval()
     qids = [qid for qid in qids if data.candidates.get(qid)]
+    batch_size = rerank_rows(ranker, batch_size)
     score = _rerank_bi if isinstance(ranker, BiEncoder) else _rerank_pairs
     run: Run = {}
     with progress(sum(len(data.candidates[qid]) for qid in qids), f"{desc} candidates") as bar:
@@ -74,10 +86,10 @@ def _rerank_pairs(ranker: Ranker, data: RankingData, qids: list[str], batch_size
     pairs = sorted(((qid, docid) for qid in qids for docid in data.candidates[qid]),
                    key=lambda pair: (len(docs[pair[1]]), pair))
     run: Run = {qid: {} for qid in qids}
-    for batch in batches(pairs, batch_size):
-        scores = ranker.score_pairs([queries[q] for q, _ in batch], [docs[d] for _, d in batch])
-        for (qid, docid), value in zip(batch, scores.tolist()):
-            run[qid][docid] = value
+    scores = [ranker.score_pairs([queries[q] for q, _ in batch], [docs[d] for _, d in batch])
+              for batch in batches(pairs, batch_size)]
+    for (qid, docid), value in zip(pairs, torch.cat(scores).tolist()):     # read back once per group
+        run[qid][docid] = value
     return run
 
 
@@ -90,12 +102,12 @@ def _rerank_bi(ranker: BiEncoder, data: RankingData, qids: list[str], batch_size
     for batch in batches(docids, batch_size):
         encoded.update(zip(batch, ranker.encode([docs[d] for d in batch], DOCUMENT)))
     queries = _tokens(data.queries, qids)
-    run: Run = {}
+    scores = []
     for batch in batches(qids, batch_size):
         for qid, rep in zip(batch, ranker.encode([queries[q] for q in batch], QUERY)):
-            candidates = list(data.candidates[qid])
-            run[qid] = dict(zip(candidates, ranker.score_encoded(rep, [encoded[d] for d in candidates]).tolist()))
-    return run
+            scores.append(ranker.score_encoded(rep, [encoded[d] for d in data.candidates[qid]]))
+    values = iter(torch.cat(scores).tolist())                  # read back once per group
+    return {qid: {docid: next(values) for docid in data.candidates[qid]} for qid in qids}
 
 
 def score_test_fold(collection: Collection, candidates: str, fold: str, seed: int, ranker: str, backbone: dict,

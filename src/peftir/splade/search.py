@@ -21,6 +21,7 @@ import torch
 
 from ..data import trec
 from ..data.docstore import document_windows
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 from ..files import atomic_directory, write_json
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
@@ -33,12 +34,16 @@ VECTORS, LUCENE = "vectors", "lucene"      # an index directory's parts
 
 
 def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
-                      batch_size: int) -> Iterator[tuple[int, impact.Impacts]]:
+                      batch_size: Configured) -> Iterator[tuple[int, impact.Impacts]]:
     """(position in ``texts``, quantised SPLADE vector) for every text, encoded in batches of similar token
     length and yielded batch by batch, so no more than one batch's |V|-wide vectors is ever held. The forward pass
     holds the batch's logits, batch × length × |V| floats (0.5 GB for 32 texts of 128 pieces at BERT's |V|),
-    which the pooling then works on in place."""
+    which the pooling then works on in place; how many texts a batch holds is the execution's decision for
+    ``batch_size`` (``auto`` or a number; recorded as ``encode``)."""
     vocabulary = encoder.vocabulary()
+    batch_size = encoder.execution.rows_per_pass("encode", batch_size, len(texts),
+                                                 Encoder.of(encoder.model.config, encoder),
+                                                 Shape(encoder.max_len[role], False, heads=1))
     with torch.no_grad():
         for chosen in length_batches(encoder.tokenizer, texts, encoder.max_len[role], batch_size):
             weights = encoder.encode([texts[i] for i in chosen], role).float().cpu().numpy()
@@ -47,7 +52,7 @@ def quantised_batches(encoder: Splade, texts: list[str], role: str, factor: int,
 
 
 def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int,
-                      batch_size: int) -> list[impact.Impacts]:
+                      batch_size: Configured) -> list[impact.Impacts]:
     """Each text's quantised SPLADE vector, in the texts' order (for query sets: they are held whole)."""
     vectors: list[impact.Impacts] = [{} for _ in texts]
     for index, impacts in quantised_batches(encoder, texts, role, factor, batch_size):
@@ -55,7 +60,8 @@ def quantised_vectors(encoder: Splade, texts: list[str], role: str, factor: int,
     return vectors
 
 
-def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, batch_size: int, threads: int) -> dict:
+def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, batch_size: Configured,
+                 threads: int) -> dict:
     """The ``splade_index`` rule: the corpus's quantised vectors, a window of documents at a time, written as they
     are encoded, and their Anserini impact index in ``output`` (``vectors/``, ``lucene/``); returns the facts
     (sizes, mean pieces per document, seconds) the log shows."""
@@ -78,7 +84,7 @@ def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, ba
             "encoding_seconds": round(encoded - started, 1), "indexing_seconds": round(time.monotonic() - encoded, 1)}
 
 
-def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int, depth: int, batch_size: int,
+def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int, depth: int, batch_size: Configured,
                    threads: int, about: dict, run: str, metadata: str, flops: str) -> dict:
     """The ``splade_search`` rule: every query's top ``depth`` documents from the impact index as a TREC run with
     its ir_metadata, and each query's FLOPS against the indexed documents (``impact.query_flops``) in ``flops``;

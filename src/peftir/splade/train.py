@@ -25,6 +25,7 @@ import torch
 from ..data import folds, trec
 from ..data.run_index import Ranked, RunIndex
 from ..execution.gradients import cached_gradient, chunks_of
+from ..execution.passes import Encoder, Shape
 from ..execution.seam import CPU, Execution
 from ..models.learned import learned_state
 from ..models.inputs import Collection
@@ -109,27 +110,31 @@ def _train(encoder: Splade, groups: PassageGroups, method: dict, settings: dict,
            candidates: str, valid_qids: list[str], qrels: trec.Qrels, scores: RunIndex | None,
            execution: Execution) -> dict:
     """The updates with validation (``peftir.training.validated``): losses, curve and the best state. The FLOPS
-    and in-batch terms couple the batch's texts, so each update is a gradient cache over ``settings['chunk']``
-    texts at a time (``peftir.execution.gradients``)."""
+    and in-batch terms couple the batch's texts, so when a side of the batch does not fit one pass (the execution's
+    decision for ``settings['chunk']``) an update is a gradient cache over that many texts at a time
+    (``peftir.execution.gradients``)."""
     batches = groups.batches(settings["batch_size"])
+    rows = execution.rows_per_pass("train", settings["chunk"], settings["batch_size"],
+                                   Encoder.of(encoder.model.config, encoder),
+                                   Shape(max(settings["q_max_len"], settings["d_max_len"]), True, heads=1))
     topics = trec.read_topics(collection.queries)
     validation = {qid: list(docs) for qid, docs in
                   trec.read_run(candidates, set(valid_qids), settings["validation_depth"]).items()}
     with collection.store() as store:
         valid_texts = store.texts(sorted({d for docs in validation.values() for d in docs}))
 
-        def update(step: int) -> float:
+        def update(step: int) -> torch.Tensor:
             batch = next(batches)
             texts = store.texts([doc for _, passages in batch for doc in passages])
             sides = [(QUERY, [topics[qid] for qid, _ in batch])] + [
                 (DOCUMENT, [texts[passages[i]] for _, passages in batch]) for i in (0, 1)]
-            chunks = [(side, role, rows[part]) for side, (role, rows) in enumerate(sides)
-                      for part in chunks_of(len(rows), settings["chunk"])]
+            chunks = [(side, role, items[part]) for side, (role, items) in enumerate(sides)
+                      for part in chunks_of(len(items), rows)]
             teacher = None
             if scores is not None:
                 scored = [dict(scores.top(qid)) for qid, _ in batch]
-                teacher = tuple(torch.tensor([found[passages[i]] for found, (_, passages) in zip(scored, batch)],
-                                             device=execution.device) for i in (0, 1))
+                teacher = execution.inputs(tuple(torch.tensor([found[passages[i]] for found, (_, passages)
+                                                               in zip(scored, batch)]) for i in (0, 1)))
 
             def loss(representations: list[torch.Tensor]) -> torch.Tensor:
                 queries, positives, negatives = (torch.cat([r for (side, _, _), r in zip(chunks, representations)

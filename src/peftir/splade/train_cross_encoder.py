@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from ..data import folds, trec
 from ..data.run_index import RunIndex
 from ..evaluation.metrics import evaluated_queries
+from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from .cross_encoder import CrossEncoder, build_cross_encoder
@@ -28,10 +29,13 @@ from ..training.validated import load_kept, save_trained, train_validated
 
 
 def rank_pairs(model: CrossEncoder, topics: dict[str, str], candidates: dict[str, list[str]], texts,
-               batch_size: int) -> trec.Run:
-    """Each query's candidates scored by the cross-encoder, ``batch_size`` pairs per forward; ``texts`` maps
-    document ids to texts (a dict, or a function of a list of ids)."""
+               batch_size: Configured) -> trec.Run:
+    """Each query's candidates scored by the cross-encoder, as many pairs per forward as the execution decides for
+    ``batch_size`` (``auto`` or a number; recorded as ``rerank``); ``texts`` maps document ids to texts (a dict, or a
+    function of a list of ids)."""
     run: trec.Run = {}
+    batch_size = model.execution.rows_per_pass("rerank", batch_size, max(map(len, candidates.values()), default=1),
+                                               Encoder.of(model.encoder.config, model), Shape(model.max_len, False))
     with torch.no_grad():
         for qid, docs in candidates.items():
             found = texts(docs) if callable(texts) else texts
@@ -67,7 +71,7 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
     with collection.store() as store:
         valid_texts = store.texts(sorted({d for docs in validation.values() for d in docs}))
 
-        def update(step: int) -> float:
+        def update(step: int) -> torch.Tensor:
             batch = next(batches)
             texts = store.texts([doc for _, passages in batch for doc in passages])
             queries = [topics[qid] for qid, _ in batch]
@@ -75,7 +79,7 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
                                  dim=1)
             loss = F.cross_entropy(scores, torch.zeros(len(batch), dtype=torch.long, device=scores.device))
             loss.backward()
-            return float(loss.detach())
+            return loss.detach().double()
 
         trained = train_validated(model, update, lambda: rank_pairs(model, topics, validation, valid_texts,
                                                                     settings["batch_size"]),

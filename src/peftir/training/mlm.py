@@ -105,7 +105,7 @@ def mlm_loss(model: nn.Module, batch: dict[str, Tensor], execution: Execution) -
         return model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
 
 
-def accumulated_mlm(model: nn.Module, batch: dict[str, Tensor], execution: Execution, chunk: int) -> float:
+def accumulated_mlm(model: nn.Module, batch: dict[str, Tensor], execution: Execution, chunk: int) -> Tensor:
     """Back-propagate a batch's MLM loss ``chunk`` blocks at a time (gradient accumulation, each chunk weighted by
     its share of the blocks: the blocks are full, so by its share of the masked tokens in expectation); the loss."""
     return accumulate(split(batch, chunk), lambda part: mlm_loss(model, part, execution))

@@ -31,20 +31,21 @@ def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, 
                 weight_decay: float = 0.0, log_every: int = 0, max_grad_norm: float | None = None) -> list[float]:
     """``steps`` updates of the model's trainable parameters on ``loss_of(step)``; the mean loss of each
     ``log_every`` steps (of all, when 0), printed to the job's log as it goes."""
-    def update(step: int) -> float:
+    def update(step: int) -> Tensor:
         loss = loss_of(step)
         loss.backward()
-        return float(loss.detach())
+        return loss.detach().double()
 
     return train_updates(model, update, steps, lr, warmup, weight_decay, log_every, max_grad_norm=max_grad_norm)
 
 
-def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, lr: float, warmup: int = 0,
+def train_updates(model: nn.Module, update: Callable[[int], Tensor | float], steps: int, lr: float, warmup: int = 0,
                   weight_decay: float = 0.0, log_every: int = 0, no_decay: tuple[str, ...] = NO_DECAY,
                   after: Callable[[int], None] | None = None, max_grad_norm: float | None = None) -> list[float]:
     """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
-    passes, a gradient cache's several, and returns the loss); ``after(n)`` runs once ``n`` updates are applied
-    (a validation)."""
+    passes, a gradient cache's several, and returns the loss, a tensor on the device or a number); ``after(n)`` runs
+    once ``n`` updates are applied (a validation). The host reads the losses once per ``log_every`` steps: a step
+    queues its work on a GPU without waiting for it."""
     model.train()
     groups = optimizer_groups(model, weight_decay, no_decay)
     optimizer = torch.optim.AdamW(groups, lr=lr)
@@ -60,7 +61,7 @@ def train_updates(model: nn.Module, update: Callable[[int], float], steps: int, 
         if after is not None:
             after(step + 1)
         if len(running) == window or step == steps - 1:
-            losses.append(sum(running) / len(running))
+            losses.append(float(sum(running)) / len(running))
             print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)
             running = []
     model.eval()

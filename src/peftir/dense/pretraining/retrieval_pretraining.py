@@ -24,6 +24,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForWho
 from ...data import pretraining_text
 from ...data.text_units import text_units
 from ...execution.gradients import accumulate, cached_gradient, split
+from ...execution.passes import Encoder, Shape
 from ...execution.seam import Execution
 from ...files import atomic_directory, scratch_directory, write_json
 from ..contract import PRETRAINING_UNITS
@@ -104,7 +105,7 @@ def _batches(objective: str, pieces: pretraining_text.Pieces, batch_size: int, m
 
 
 def pretraining_update(objective: str, model: torch.nn.Module, execution: Execution,
-                       chunk: int) -> Callable[[dict[str, Tensor]], float]:
+                       chunk: int) -> Callable[[dict[str, Tensor]], Tensor]:
     """One update's backward passes on a masked batch, ``chunk`` rows per forward: Condenser's two MLM losses are
     means over the batch's rows, so its gradient accumulates over chunks (as the released code accumulates);
     coCondenser's, RIP's and ICT's contrastive loss couples every row, so theirs goes through a gradient cache, the
@@ -114,7 +115,7 @@ def pretraining_update(objective: str, model: torch.nn.Module, execution: Execut
             loss, cls = model(**execution.inputs(part))
         return loss, cls.float()
 
-    def update(batch: dict[str, Tensor]) -> float:
+    def update(batch: dict[str, Tensor]) -> Tensor:
         parts = split(batch, chunk)
         if objective == "condenser":
             return accumulate(parts, lambda part: forward(part)[0])
@@ -127,6 +128,20 @@ def pretraining_update(objective: str, model: torch.nn.Module, execution: Execut
         return cached_gradient(execution, parts, represent, lambda vectors: contrastive(torch.cat(vectors)))
 
     return update
+
+
+def pretraining_rows(objective: str, lm: PreTrainedModel, model: torch.nn.Module, execution: Execution,
+                     settings: dict) -> int:
+    """Rows per forward pass: the execution's decision for ``settings['chunk']`` (``auto`` or a number), recorded as
+    ``train``. A row is a block or a span of ``max_len`` tokens (two per text but for Condenser's), through the
+    backbone and, for Condenser and coCondenser, the head's layers, with two MLM logits (the head's and the late
+    one), RIP's one, ICT's none."""
+    rows = settings["batch_size"] * (1 if objective == "condenser" else 2)
+    condenser = objective in ("condenser", "cocondenser")
+    heads = {"condenser": 1 + bool(settings["late_mlm"]), "cocondenser": 1 + bool(settings["late_mlm"]),
+             "rip": 1, "ict": 0}[objective]
+    encoder = Encoder.of(lm.config, model, extra_layers=settings["head_layers"] if condenser else 0)
+    return execution.rows_per_pass("train", settings["chunk"], rows, encoder, Shape(settings["max_len"], True, heads))
 
 
 def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict, output_dir: str, summary: str,
@@ -145,8 +160,8 @@ def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict
     torch.manual_seed(settings["seed"])
     started = time.monotonic()
     tokenizer = AutoTokenizer.from_pretrained(warm_start or backbone)
-    model = execution.place(_model(objective, AutoModelForMaskedLM.from_pretrained(warm_start or backbone), settings,
-                                   warm_start, prompts))
+    lm = AutoModelForMaskedLM.from_pretrained(warm_start or backbone)
+    model = execution.place(_model(objective, lm, settings, warm_start, prompts))
     with scratch_directory(output_dir) as scratch:
         pieces = pretraining_text.Pieces.write(_documents(objective, tokenizer, texts, settings), scratch)
         if len(pieces) < settings["batch_size"]:
@@ -155,7 +170,8 @@ def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict
         collate = Unmasked(tokenizer, settings["max_len"]) if objective == "ict" else Masking(tokenizer,
                                                                                                settings["seed"])
         batches = _batches(objective, pieces, settings["batch_size"], collate, settings["seed"])
-        update = pretraining_update(objective, model, execution, settings["chunk"])
+        update = pretraining_update(objective, model, execution, pretraining_rows(objective, lm, model, execution,
+                                                                                  settings))
         steps = settings["steps"]
         losses = train_updates(model, lambda step: update(next(batches)), steps, settings["lr"],
                                round(settings["warmup_ratio"] * steps), settings["weight_decay"],
