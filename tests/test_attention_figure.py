@@ -1,4 +1,4 @@
-"""Condenser Figure 2 (issue 32): [CLS] attention entropy per layer on a seeded sample of passages, and the figure
+"""Condenser Figure 2: [CLS] attention entropy per layer on a seeded sample of passages, and the figure
 drawn from it with its JSON and CSV twins; the config checks and the jobs the configurations plan."""
 from __future__ import annotations
 

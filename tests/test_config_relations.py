@@ -34,7 +34,8 @@ CORPUS = [
     ("experiment", "methods: {ss_prefix: {common_length: 10}}",
      ["methods.ss_prefix.common_length = 10", "below methods.prefix.length = 10"]),
     ("experiment", "backbone: {layers: 7}", ["backbone.layers = 7", "6, the layers of backbone.name"]),
-    ("experiment", "datasets: {msmarco-doc: {validation_sample: {queries: 6000, seed: 1}}}",
+    ("experiment", "experiment: {datasets: [msmarco-doc]}\n"
+                   "datasets: {msmarco-doc: {validation_sample: {queries: 6000, seed: 1}}}",
      ["datasets.msmarco-doc.validation_sample.queries = 6000",
       "5193, the queries of datasets.msmarco-doc.splits.valid = 'msmarco-document/dev'"]),
     ("modular_clir", "modular_clir: {rerank: {depth: 200}}",

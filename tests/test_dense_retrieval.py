@@ -1,4 +1,4 @@
-"""Dense retrieval parts (issue 14): deep prompts through peft, the dual encoder's loss, training groups, faiss search."""
+"""Dense retrieval parts: deep prompts through peft, the dual encoder's loss, training groups, faiss search."""
 from __future__ import annotations
 
 import random

@@ -1,4 +1,4 @@
-"""ICT pretraining (issue 32, the Condenser paper's ICT rows): the query/context pairs, the loss, the gradient cache
+"""ICT pretraining (the Condenser paper's ICT rows): the query/context pairs, the loss, the gradient cache
 and a short run whose checkpoint a retriever loads."""
 from __future__ import annotations
 

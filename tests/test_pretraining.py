@@ -1,4 +1,4 @@
-"""Retrieval pretraining (issue 14): the Condenser head, coCondenser's and RIP's contrastive loss, the gradient cache."""
+"""Retrieval pretraining: the Condenser head, coCondenser's and RIP's contrastive loss, the gradient cache."""
 from __future__ import annotations
 
 import random

@@ -20,13 +20,13 @@ from peftir.pipeline import plan, warm
 from peftir.pipeline.config import ConfigError, validate
 from peftir.pipeline.landing_page import LandingPage
 
-try:
-    validate(config, workflow.source_path("../schemas/config.schema.yaml"), workflow.basedir)
-except ConfigError as problem:
-    raise WorkflowError(f"Invalid configuration: {problem}")
-
 # Jobs record the workflow's checkout and the run's config files (peftir.provenance.records).
 CONFIGFILES = [os.path.abspath(path) for path in workflow.config_settings.configfiles]
+
+try:
+    validate(config, workflow.source_path("../schemas/config.schema.yaml"), workflow.basedir, CONFIGFILES or None)
+except ConfigError as problem:
+    raise WorkflowError(f"Invalid configuration: {problem}")
 SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 os.environ[WORKFLOW_ENV] = workflow.basedir
 os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)

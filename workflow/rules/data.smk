@@ -2,6 +2,8 @@
 
 
 rule download:
+    input:
+        lambda wc: plan.licensed_source(config, wc),
     output:
         docs=PATHS.docs,
         docs_lookup=PATHS.docs_lookup,

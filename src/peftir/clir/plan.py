@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..contract.backbones import EMBEDDED_MULTILINGUAL
 from ..contract.inputs import backbone_input
 from ..contract.paths import CORE
-from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, EMBEDDED_MULTILINGUAL, PATHS, clir_cell_ids,
+from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, PATHS, clir_cell_ids,
                        clir_report_layout, collection_languages, composed_languages, pair_languages, ranking_key,
                        ranking_of)
 
 Config = Mapping[str, Any]
+
+
+def datasets(config: Config) -> list[str]:
+    """The collection of `datasets` the ranking modules train on (the CLIR collections are the section's own)."""
+    return [config["modular_clir"]["ranking"]["dataset"]] if config.get("modular_clir") else []
 
 
 def clir_reports(config: Config, kind: str) -> list[str]:

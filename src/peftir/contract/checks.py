@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..data.export import DEFAULT_TEXT
+from .backbones import EMBEDDED, embedded_problem
 from .measures import GEOMETRY_METRICS, measure
 from .paths import MLM_HEAD_RUN, pretrained_run
 
@@ -19,9 +20,13 @@ def known(value: object, allowed, key: str, what: str) -> None:
         raise ConfigError(f"config key {key} = {value!r}: allowed: {', '.join(map(str, allowed))} ({what})")
 
 
-def check_backbone_name(config: dict, name: str, key: str) -> None:
-    """A backbone named ``pretrained:<run>`` names a run of ``pretraining.runs``, or ``pretrained:base/mlm-head``
-    the pretraining backbone whose MLM head the workflow fits."""
+def check_backbone_name(config: dict, name: str, key: str, embedded: tuple[str, ...] = (EMBEDDED,)) -> None:
+    """A backbone named ``embedded:<model>`` is one of ``embedded`` that an installed package provides; one named
+    ``pretrained:<run>`` names a run of ``pretraining.runs``, or ``pretrained:base/mlm-head`` the pretraining backbone
+    whose MLM head the workflow fits."""
+    problem = embedded_problem(name, embedded)
+    if problem:
+        raise ConfigError(f"config key {key} = {name!r}: {problem}")
     run = pretrained_run(name)
     if run is None:
         return

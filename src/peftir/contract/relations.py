@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..data.sizes import collection_size
+from ..data.sizes import document_count, query_count
 from . import backbones as pretrained
 from .checks import ConfigError
 from .measures import measure
@@ -188,7 +188,7 @@ def queries(key: str) -> Callable[[Scope], Found]:
     def of(scope: Scope) -> Found:
         written = scope.get(key)
         ids = written[1] if written else None
-        counts = [collection_size(irds)[1] for irds in ([ids] if isinstance(ids, str) else ids or [])]
+        counts = [query_count(irds) for irds in ([ids] if isinstance(ids, str) else ids or [])]
         if not counts or 0 in counts:
             return []
         return [(f"{sum(counts)}, the queries of {written[0]} = {ids!r}", sum(counts))]
@@ -200,7 +200,7 @@ def documents(key: str) -> Callable[[Scope], Found]:
     def of(scope: Scope) -> Found:
         written = scope.get(key)
         spec = scope.config["datasets"].get(written[1]) if written else None
-        count = collection_size(spec["irds"])[0] if spec else 0
+        count = document_count(spec["irds"]) if spec else 0
         return [(f"{count}, the documents of {written[0]} = {written[1]!r}", count)] if count else []
     return of
 

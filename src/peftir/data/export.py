@@ -21,6 +21,7 @@ from ..errors import ActionableError
 from ..files import atomic_write
 from . import split_queries
 from .docstore import lookup_writer
+from .sizes import quietly
 from .trec import MalformedFileError, Qrels, check_id, write_qrels, write_topics
 
 
@@ -53,11 +54,21 @@ def _present(path: Path) -> bool:
 
 
 def check_available(spec: Mapping[str, Any]) -> str | None:
-    """Return why the collection's documents are unavailable, or None if they are present."""
+    """Return why the collection's documents are unavailable, with ir_datasets' own instructions where it has some
+    (ClueWeb09's hard drives, what the directory holds), or None if they are present."""
     path = docs_source_path(spec["irds"])
     if _present(path):
         return None
+    with quietly() as notices:               # asking for the files makes ir_datasets say how to get them
+        try:
+            _load(spec["irds"]).docs_handler().docs_path(force=True)
+        except Exception:
+            pass
     licence = spec.get("licence", "the collection's source files")
+    if notices:                              # they name the path and what it should hold
+        said = "\n".join(dict.fromkeys(notices))
+        return (f"{spec['irds']}: document collection not found. Obtain {licence}; ir_datasets says how and where "
+                f"(the location follows IR_DATASETS_HOME, default ~/.ir_datasets):\n{said}")
     return (f"{spec['irds']}: document collection not found. Obtain {licence} and copy or "
             f"symlink its source files to {path} (where ir_datasets expects them; the "
             f"location follows IR_DATASETS_HOME, default ~/.ir_datasets).")

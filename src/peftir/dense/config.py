@@ -13,6 +13,7 @@ from .contract import PRETRAINING_UNITS, prompts_run
 
 def check_pretraining(config: dict) -> None:
     pretraining = config["pretraining"]
+    check_backbone_name(config, pretraining["backbone"]["name"], "pretraining.backbone.name")
     head = pretraining["backbone"]["mlm_head"]
     if head is not None:
         known(head["corpus"], config["datasets"], "pretraining.backbone.mlm_head.corpus", "the keys of `datasets`")

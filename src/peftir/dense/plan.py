@@ -72,6 +72,19 @@ def mine_negatives_input(config: Config, wildcards: Mapping[str, str]) -> dict[s
     return found
 
 
+def datasets(config: Config) -> list[str]:
+    """The collections the dense system's jobs read: the pretraining corpora (the MLM head's and each run's), the
+    section's dataset, those searched in its documents and every table cell's dataset and target."""
+    pretraining = config.get("pretraining") or {}
+    head = (pretraining.get("backbone") or {}).get("mlm_head")
+    found = ([head["corpus"]] if head else []) + [spec["corpus"] for spec in pretraining.get("runs", {}).values()]
+    if config.get("dense_retrieval"):
+        found += [config["dense_retrieval"]["dataset"], *config["dense_retrieval"].get("same_documents", {})]
+        for name in dense_report_names(config):
+            found += [cell.get(key) for cell in dense_cells(config, *name.split("/")) for key in ("dataset", "target")]
+    return list(dict.fromkeys(name for name in found if name))
+
+
 def dense_report_names(config: Config) -> list[str]:
     """Every dense table as ``<paper>/<table>`` (``dptdr/table3``); none without a ``dense_retrieval`` section."""
     if not config.get("dense_retrieval"):

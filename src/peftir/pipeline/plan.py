@@ -2,9 +2,12 @@
 what one job of a rule asks the scheduler for. Each system plans its own jobs (``peftir.<system>.plan``)."""
 from __future__ import annotations
 
+import sys
+from functools import cache
 from typing import Any, Mapping
 
 from ..clir import plan as clir
+from ..data.export import check_available
 from ..dense import plan as dense
 from ..semi_siamese import plan as semi_siamese
 from ..semi_siamese.contract import PAPER as SEMI_SIAMESE
@@ -13,6 +16,31 @@ from .contract import PATHS
 
 Config = Mapping[str, Any]
 SYSTEM_PLANS = (semi_siamese, clir, dense, splade)      # each plans its own jobs and names its own reports
+
+
+def built_datasets(config: Config) -> list[str]:
+    """The collections of `datasets` a job of the config may read (each system's plan's ``datasets``): what the
+    checks before planning read ir_datasets' metadata of, and what the download jobs export."""
+    return list(dict.fromkeys(name for system in SYSTEM_PLANS for name in system.datasets(config)))
+
+
+def licensed_source(config: Config, wildcards: Mapping[str, str]) -> list[str]:
+    """The ``download`` job's input: nothing it makes (ir_datasets finds a collection's files). Where the collection
+    is licensed and its files are not on this machine, how to get them is said here, once a collection, when
+    Snakemake plans the job; the job itself stops with the same words until they are there."""
+    name = wildcards["dataset"]
+    spec = config["datasets"][name]
+    if spec.get("licence"):
+        _say_missing(name, spec["irds"], spec["licence"])
+    return []
+
+
+@cache
+def _say_missing(name: str, irds: str, licence: str) -> None:
+    message = check_available({"irds": irds, "licence": licence})
+    if message:
+        print(f"rule download (datasets.{name}) needs a licensed collection that is not here. {message}",
+              file=sys.stderr)
 
 
 def report_files(config: Config) -> dict[str, str]:

@@ -14,6 +14,7 @@ Config = Mapping[str, Any]
 
 
 def datasets(config: Config) -> list[str]:
+    """The collections the rankers train and rerank on (``experiment.datasets``)."""
     return list(config["experiment"]["datasets"])
 
 

@@ -69,6 +69,18 @@ def splade_rerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[st
             "first_stage": PATHS.splade_run.format(**{**wildcards, **first})}
 
 
+def datasets(config: Config) -> list[str]:
+    """The collections the SPLADE system's jobs read: its dataset, those searched in another's documents and those
+    documents, and every table cell's dataset and target."""
+    sparse = config.get("sparse_retrieval")
+    if not sparse:
+        return []
+    found = [sparse["dataset"], *sparse["same_documents"], *sparse["same_documents"].values()]
+    found += [cell.get(key) for name in splade_report_names(config) for cell in splade_cells(config, name)
+              for key in ("dataset", "target")]
+    return list(dict.fromkeys(name for name in found if name))
+
+
 def splade_report_names(config: Config) -> list[str]:
     """Every SPLADE table's name; none without a ``sparse_retrieval`` section."""
     return list((config.get("sparse_retrieval") or {}).get("tables") or {})
