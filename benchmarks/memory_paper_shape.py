@@ -32,19 +32,22 @@ apart), the peak RSS and wall time of:
 - ``mlm-blocks``: ``write_blocks`` of the Wikipedia text (``unit_chunks``), block 256, 2,000 held-out blocks
   masked, then 200 ``training_batches`` of 64 blocks (a language module job's data path);
 - ``pretraining-pieces``: ``Pieces.write`` of Condenser blocks of the first ``--pieces-docs`` passages (pysbd is
-  slow), then 100 batches of 2,048 blocks masked with ``Masking``.
+  slow), then 100 batches of 2,048 blocks masked with ``Masking``;
+- ``language-corpus``: ``build_language_corpus`` of the Wikipedia text as a modular CLIR language's MLM corpus
+  (a text part, 1 % held out, no cap; de-duplicated and shuffled through bucket files on disk).
 
 With ``--before``, the code before bounded memory, reproduced here in a few lines each, at the same scale:
 ``before-negative-pools`` (a dict of every training query's sorted negatives from ``read_run`` of the whole
 depth-1,000 run), ``before-dense-encode`` (every document's id and text in two lists, one ``[n, dim]`` matrix,
 one ``IndexFlatIP``), ``before-dense-search`` (every query encoded at once, the whole index read and searched at
 once, every hit held, then written), ``before-mlm`` (``text_blocks``: every token id in one Python list, then a
-``[blocks, 256]`` tensor) and ``before-pretraining-pieces`` (``list(text_units(docs))`` of the whole corpus and
-a Python list of the blocks of the first ``--pieces-docs`` passages).
+``[blocks, 256]`` tensor), ``before-pretraining-pieces`` (``list(text_units(docs))`` of the whole corpus and
+a Python list of the blocks of the first ``--pieces-docs`` passages) and ``before-language-corpus`` (every unit
+in a list and a set, shuffled in memory).
 
 Prints one JSON line per phase and merges them into ``results/benchmarks/memory-paper-shape/measured.json``
 (keyed by scale; with two scales measured, each phase's two-point linear fit extrapolated to scale 1.0, and
-for ``mlm-blocks`` to 2 B tokens). Nothing is written outside ``results/``.
+for ``mlm-blocks`` and ``language-corpus`` to 2 B tokens). Nothing is written outside ``results/``.
 """
 from __future__ import annotations
 
@@ -444,6 +447,26 @@ def phase_mlm_blocks(ctx: dict, marks: Marks) -> dict:
             "masked_tokens": masked}
 
 
+def _corpus_paths(ctx: dict, name: str) -> dict[str, str]:
+    work = Path(ctx["root"]) / name
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir()
+    return {"output": str(work / "train.txt"), "heldout": str(work / "heldout.txt"), "info": str(work / "info.json")}
+
+
+def phase_language_corpus(ctx: dict, marks: Marks) -> dict:
+    from peftir.clir.multilingual_text import build_language_corpus
+
+    paths = _corpus_paths(ctx, "language-corpus")
+    build_language_corpus("en", [{"kind": "text", "path": ctx["wiki"]}], {}, **paths, heldout_fraction=0.01,
+                          max_words=None, seed=42)
+    marks("corpus written")
+    info = json.loads(Path(paths["info"]).read_text())
+    return {"buckets": info["buckets"], "units": info["available"]["units"], "words": info["available"]["words"],
+            "heldout_units": info["heldout"]["units"]}
+
+
 def _pieces_texts(ctx: dict):
     from peftir.data.text_units import text_units
 
@@ -590,9 +613,8 @@ def phase_before_pretraining_pieces(ctx: dict, marks: Marks) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(_tiny(ctx))
     texts = list(text_units(Path(ctx["root"]) / "corpus" / "docs.jsonl"))          # the whole corpus, as before
     marks("every text held")
-    blocks = [block for document in pretraining_text.document_blocks(
-        tokenizer, texts[:ctx["pieces_docs"]], CONDENSER["max_len"], CONDENSER["short_probability"], CONDENSER["seed"])
-        for block in document]
+    blocks = list(pretraining_text.blocks(tokenizer, texts[:ctx["pieces_docs"]], CONDENSER["max_len"],
+                                          CONDENSER["short_probability"], CONDENSER["seed"]))
     marks("the blocks in a Python list")
     masking, rng = Masking(tokenizer, 1), random.Random(1)
     rows = 0
@@ -603,18 +625,39 @@ def phase_before_pretraining_pieces(ctx: dict, marks: Marks) -> dict:
             "tokens": sum(map(len, blocks)), "batches": 100, "rows_masked": rows}
 
 
+def phase_before_language_corpus(ctx: dict, marks: Marks) -> dict:
+    from peftir.data.export import normalise
+
+    paths = _corpus_paths(ctx, "before-language-corpus")
+    seen, units = set(), []                                     # the old _read_parts: every unit, a set of them
+    with open(ctx["wiki"], encoding="utf-8") as lines:
+        for unit in map(normalise, lines):
+            if unit and unit not in seen:
+                seen.add(unit)
+                units.append(unit)
+    marks("every unit and the set held")
+    random.Random(42).shuffle(units)
+    cut = round(0.01 * len(units))
+    for name, chosen in (("heldout", units[:cut]), ("output", units[cut:])):
+        with open(paths[name], "w", encoding="utf-8") as out:
+            out.writelines(unit + "\n" for unit in chosen)
+    marks("shuffled and written")
+    return {"units": len(units), "words": sum(len(unit.split()) for unit in units), "heldout_units": cut}
+
+
 PHASES = {"baseline-imports": phase_baseline_imports, "dense-train-loop": phase_dense_train_loop,
           "splade-train-loop": phase_splade_train_loop, "mine-negatives": phase_mine_negatives,
           "clir-ranking-loop": phase_clir_ranking_loop, "dense-encode": phase_dense_encode,
           "dense-search": phase_dense_search, "splade-encode": phase_splade_encode,
           "splade-search": phase_splade_search, "mlm-blocks": phase_mlm_blocks,
-          "pretraining-pieces": phase_pretraining_pieces}
+          "pretraining-pieces": phase_pretraining_pieces, "language-corpus": phase_language_corpus}
 BEFORE = {"before-negative-pools": phase_before_negative_pools, "before-dense-encode": phase_before_dense_encode,
           "before-dense-search": phase_before_dense_search, "before-mlm": phase_before_mlm,
-          "before-pretraining-pieces": phase_before_pretraining_pieces}
+          "before-pretraining-pieces": phase_before_pretraining_pieces,
+          "before-language-corpus": phase_before_language_corpus}
 AFTER_OF = {"before-negative-pools": "splade-train-loop", "before-dense-encode": "dense-encode",
             "before-dense-search": "dense-search", "before-mlm": "mlm-blocks",
-            "before-pretraining-pieces": "pretraining-pieces"}
+            "before-pretraining-pieces": "pretraining-pieces", "before-language-corpus": "language-corpus"}
 
 
 def child(name: str, ctx: dict, result: Path) -> None:
@@ -659,7 +702,8 @@ def measure(name: str, ctx: dict) -> dict:
 # extrapolation
 
 
-GROWS_WITH = {"mlm-blocks": "wiki_tokens", "before-mlm": "wiki_tokens", "splade-encode": "splade_docs",
+GROWS_WITH = {"mlm-blocks": "wiki_tokens", "before-mlm": "wiki_tokens", "language-corpus": "wiki_tokens",
+              "before-language-corpus": "wiki_tokens", "splade-encode": "splade_docs",
               "pretraining-pieces": "pieces_docs", "before-pretraining-pieces": "pieces_docs"}   # else: scale
 AT_PAPER = {"scale": 1.0, "wiki_tokens": PAPER["wiki_tokens"], "splade_docs": shape.SHAPE["docs"],
             "pieces_docs": shape.SHAPE["docs"]}

@@ -278,7 +278,8 @@ def write_teacher(path: Path, queries: dict[str, list[str]]) -> Path:
 
 def write_clir_collection(directory: Path, languages: list[str], documents: int = 30, queries: int = 6) -> None:
     """A CLEF-like collection as ``modular_clir.collection.source: files`` reads it: per language ``docs.jsonl``,
-    ``queries.tsv`` and ``qrels.txt``, the same topics in every language (words tagged by language)."""
+    ``queries.tsv`` (id, title, description) and ``qrels.txt``, the same topics in every language (words tagged by
+    language)."""
     rng = random.Random(1)
     for language in languages:
         folder = directory / language
@@ -288,7 +289,8 @@ def write_clir_collection(directory: Path, languages: list[str], documents: int 
         topics = {f"q{i}": " ".join(docs[f"{language}-d{i}"].split()[:3]) for i in range(queries)}
         (folder / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n"
                                                    for d, t in docs.items()))
-        (folder / "queries.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
+        # id, title, description: the columns the paper configuration's query_text (title_description) reads
+        (folder / "queries.tsv").write_text("".join(f"{q}\t{t}\t{t} {language}\n" for q, t in topics.items()))
         (folder / "qrels.txt").write_text("".join(f"q{i} 0 {language}-d{i} 1\n" for i in range(queries)))
 
 

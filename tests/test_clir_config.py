@@ -159,7 +159,7 @@ def test_translations_are_checked_before_any_job_naming_file_and_line(irds_home,
         tmp_path, f"modular_clir: {{translations: {{en-de: {bad}}}}}")
     assert f"{key}.en-de = '{tmp_path / 'no.tsv'}': no such file" in one_line_error(
         tmp_path, f"modular_clir: {{translations: {{en-de: {tmp_path / 'no.tsv'}}}}}")
-    assert f"{key}.de-en = '{good}': no table with an NMT + BM25 row (nmt_bm25) shows pair de-en" in one_line_error(
+    assert f"{key}.de-en = '{good}': no table with an NMT + BM25 row (nmt_bm25) or pre-ranker shows pair de-en" in one_line_error(
         tmp_path, f"modular_clir: {{translations: {{de-en: {good}}}}}")
     assert f"config key {key}.english-german:" in one_line_error(
         tmp_path, f"modular_clir: {{translations: {{english-german: {good}}}}}")
@@ -173,3 +173,62 @@ def test_translations_are_checked_before_any_job_naming_file_and_line(irds_home,
             f"line 2), 'q3' (") in one_line_error(tmp_path, files)
     (clef / "folds.json").write_text(json.dumps({"splits": {"train": ["q2", "q3"], "valid": [], "test": ["q1"]}}))
     assert load_config(REPO, [_overlay(tmp_path, files)])["modular_clir"]["translations"] == {"en-de": str(good)}
+
+
+def test_clef_queries_are_title_and_description_as_the_authors_loaders_read_them(irds_home, tmp_path):
+    """The paper configuration reads a CLEF topic as its title and description joined (the authors' clef-dataloaders
+    load_queries with include_desc); a file without the description is refused naming the key, and ``title`` (the
+    default) keeps the title alone."""
+    from peftir.clir.collection import copy_local_collection
+
+    assert load_config(REPO, [PAPER])["modular_clir"]["collection"]["query_text"] == "title_description"
+    (tmp_path / "clef" / "en").mkdir(parents=True)
+    (tmp_path / "clef" / "en" / "docs.jsonl").write_text('{"id": "d1", "contents": "a cheese shop"}\n')
+    (tmp_path / "clef" / "en" / "qrels.txt").write_text("q1 0 d1 1\n")
+    queries = tmp_path / "clef" / "en" / "queries.tsv"
+    out = {name: {"en": str(tmp_path / name)} for name in ("docs", "queries", "qrels")}
+
+    def copied(query_text: str) -> str:
+        copy_local_collection({"path": str(tmp_path / "clef"), "query_text": query_text}, ["en"], out["docs"],
+                              out["queries"], out["qrels"], str(tmp_path / "folds.json"), str(tmp_path / "info.json"))
+        return (tmp_path / "queries").read_text()
+
+    queries.write_text("q1\tcheese\tFind documents about cheese shops.\n")
+    assert copied("title_description") == "q1\tcheese Find documents about cheese shops.\n"
+    assert copied("title") == "q1\tcheese\n" and json.loads((tmp_path / "info.json").read_text())["query_text"] == \
+        "title"
+    queries.write_text("q1\tcheese\n")
+    with pytest.raises(ActionableError, match="query q1 has no description: modular_clir.collection.query_text"):
+        copied("title_description")
+    queries.write_text("q1\tcheese\tFind documents\tabout cheese shops.\n")
+    with pytest.raises(ActionableError, match="query q1 has 3 columns after its id: modular_clir.collection.query_te"):
+        copied("title_description")
+
+
+def test_table_2s_rerankers_can_read_the_translated_query_nmt_bm25_ranked(irds_home, tmp_path):
+    """The paper pairs NMT + BM25 with its English-trained modules reading the translated English query (the
+    authors' evaluate.py swaps SW/SO queries for their translations): with ``prerank: nmt_bm25`` the pre-ranking is
+    BM25 of the user's translations and the rerankers read the same translations, composing the documents'
+    language's modules; without translations the table is refused naming the key."""
+    from peftir.clir import plan
+    from peftir.pipeline.contract import PARAMS, PATHS
+
+    translations = {pair: tmp_path / f"{pair}.tsv" for pair in ("sw-en", "so-en")}
+    for path in translations.values():
+        path.write_text("q1\ta translated query\n")
+    overlay = ("modular_clir: {tables: {table2: {prerank: nmt_bm25}}, translations: {"
+               + ", ".join(f"{pair}: {path}" for pair, path in translations.items()) + "}}\n")
+    config = load_config(REPO, [PAPER, _overlay(tmp_path, overlay)])
+    job = {"pair": "sw-en", "prerank": "nmt_bm25", "system": "ra_doc_noinv", "ranking": "adapter-rf16", "seed": "1"}
+    found = plan.rerank_clir_input(config, job)
+    assert found["queries"] == str(translations["sw-en"])
+    assert found["prerank"] == PATHS.clir_prerank.format(pair="sw-en", prerank="nmt_bm25")
+    assert found["language_modules"] == [PATHS.language_module.format(kind="adapter", language="en")]
+    assert plan.prerank_input(config, job)["translations"] == str(translations["sw-en"])
+    assert PARAMS["clir_rerank"](config, job)["translated_query"] is True
+    assert "translated_query" not in PARAMS["clir_rerank"](config, {**job, "prerank": "bm25"})
+    assert PARAMS["clir_prerank"](config, job) == {"k1": 0.9, "b": 0.4, "depth": 1000, "analyzer": "en"}
+    untranslated = _overlay(tmp_path, "modular_clir: {tables: {table2: {prerank: nmt_bm25}}}\n")
+    with pytest.raises(ConfigError, match="modular_clir.tables.table2.prerank = 'nmt_bm25': no translations of pair "
+                                          "sw-en's queries"):
+        load_config(REPO, [PAPER, untranslated])

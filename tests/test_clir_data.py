@@ -8,9 +8,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import shutil
 import struct
 import tarfile
+import tracemalloc
 import zlib
 from pathlib import Path
 
@@ -376,6 +378,57 @@ def test_language_corpus_keeps_a_repeated_unit_once(manpages, tmp_path):
                                 {"manpages-de": str(manpages)}, heldout_fraction=0)
     assert len(train) == 4 and train.count(BOILERPLATE) == 1 and held == []
     assert info["parts"][0]["duplicates_dropped"] == 1 and info["parts"][0]["renderer"].startswith("GNU groff")
+
+
+def _text_parts(directory: Path, count: int) -> tuple[list[dict], list[str], int]:
+    """Two text parts of ``count`` Wikipedia-like lines (the second repeats every seventh line of the first and
+    adds one of its own), their lines, and the first's size in bytes."""
+    rng = random.Random(count)
+    lines = [" ".join(f"w{rng.randrange(5000)}" for _ in range(rng.randint(5, 40))) for _ in range(count)]
+    directory.mkdir()
+    first, second = directory / "first.txt", directory / "second.txt"
+    first.write_text("".join(f"{line}\n" for line in lines))
+    second.write_text("".join(f"{line}\n" for line in lines[::7]) + "only in the second part\n")
+    return [{"kind": "text", "path": str(first)}, {"kind": "text", "path": str(second)}], lines, first.stat().st_size
+
+
+def _build_peak(parts: list[dict], out: Path, bucket_bytes: int, monkeypatch) -> int:
+    """The most memory Python held while the corpus of ``parts`` was built with buckets of ``bucket_bytes``."""
+    monkeypatch.setattr(text, "BUCKET_BYTES", bucket_bytes)
+    tracemalloc.start()
+    try:
+        text.build_language_corpus("en", parts, {}, str(out / "train.txt"), str(out / "heldout.txt"),
+                                   str(out / "info.json"), 0.1, None, 3)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_language_corpus_streams_through_buckets_on_disk(tmp_path, monkeypatch):
+    """A Wikipedia-sized text part is de-duplicated and shuffled bucket by bucket: the memory Python holds does
+    not grow with the text (with one bucket, as when the whole text was held, it grows as fast as the text), and
+    the result is the same: the distinct units, a repeated one kept once at its first reading, the held-out share
+    exact."""
+    small, large = _text_parts(tmp_path / "small", 10000), _text_parts(tmp_path / "large", 40000)
+    bucket = 256 * 2**10
+    streamed = [_build_peak(parts, tmp_path / f"streamed-{n}", bucket, monkeypatch)
+                for n, (parts, _, _) in enumerate((small, large))]
+    whole = [_build_peak(parts, tmp_path / f"whole-{n}", 2**30, monkeypatch)
+             for n, (parts, _, _) in enumerate((small, large))]
+    grown = large[2] - small[2]
+    assert streamed[1] - streamed[0] < 0.1 * grown < grown < whole[1] - whole[0]
+    parts, lines, _ = large
+    distinct = set(lines) | {"only in the second part"}
+    for out in (tmp_path / "streamed-1", tmp_path / "whole-1"):
+        train, held = ((out / name).read_text().splitlines() for name in ("train.txt", "heldout.txt"))
+        info = json.loads((out / "info.json").read_text())
+        assert sorted(train + held) == sorted(distinct) and len(held) == round(0.1 * len(distinct))
+        assert [part["duplicates_dropped"] for part in info["parts"]] == [len(lines) - len(set(lines)),
+                                                                          len(lines[::7])]
+        assert info["parts"][1]["train"]["units"] + info["parts"][1]["heldout"]["units"] == 1
+    assert json.loads((tmp_path / "streamed-1" / "info.json").read_text())["buckets"] > 16
+    assert sorted(path.name for path in (tmp_path / "streamed-1").iterdir()) == ["heldout.txt", "info.json",
+                                                                                "train.txt"]   # buckets removed
 
 
 def test_language_corpus_names_bad_parts(bible, tmp_path):

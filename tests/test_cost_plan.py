@@ -41,14 +41,14 @@ def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
 
 
 def test_gpu_hours_follow_the_tokens_a_job_trains(condenser_plan):
-    """Three pretraining runs of 34,400 steps × 2,048 texts × 128 tokens on BERT-base with its MLM head: 6·N FLOPs a
-    trained token; coCondenser's texts are two spans each, which the gradient cache runs forward twice (+2·N): its
-    4,096 rows do not fit one pass of an 80 GB GPU; two ICT runs of 17,200 steps × 4,096 passages × (query +
-    context), cached too, without the MLM head."""
+    """Three pretraining runs of 34,400 steps × 2,048 texts on BERT-base with its MLM head: 6·N FLOPs a trained
+    token; Condenser's blocks are 128 tokens, coCondenser's texts two spans of 34 each, which the gradient cache runs
+    forward twice (+2·N); two ICT runs of 17,200 steps × 4,096 passages × (query + context), cached too, without the
+    MLM head."""
     bert = cost.architecture("bert-base-uncased")
-    tokens = 34_400 * 2_048 * 128
     per_token = bert.compute + bert.head
-    flops = per_token * tokens * (6 + 6 + 2 * (6 + 2))      # Condenser on MS MARCO and on NQ, coCondenser
+    flops = per_token * 34_400 * 2_048 * 128 * (6 + 6)                # Condenser on MS MARCO and on NQ
+    flops += per_token * 34_400 * 2_048 * 2 * 34 * (6 + 2)              # coCondenser
     flops += 2 * bert.compute * 17_200 * 4_096 * 2 * 128 * (6 + 2)          # ICT on MS MARCO and on NQ
     expected = flops / (989e12 * 0.35) / 3600
     assert condenser_plan["pretrain"].gpu_hours == pytest.approx(expected, rel=1e-6)

@@ -147,6 +147,10 @@ def test_the_paper_overlays_plan_the_documented_jobs(irds_home, tmp_path):
     assert {rule: condenser.get(rule, 0) for rule in ("pretrain", "train_retriever", "mine_negatives", "dense_index",
                                                       "dense_table", "train")} == \
         {"pretrain": 5, "train_retriever": 18, "mine_negatives": 1, "dense_index": 18, "dense_table": 3, "train": 0}
+    # Table 3's NQ runs (three retrievers and BM25) are judged by DPR's answer matching, from the exported answers
+    assert {rule: condenser.get(rule, 0) for rule in ("export_answers", "answer_judgments", "answer_judgments_bm25",
+                                                      "answer_judgments_untrained")} == \
+        {"export_answers": 1, "answer_judgments": 3, "answer_judgments_bm25": 1, "answer_judgments_untrained": 0}
     # every MS MARCO retriever (all but Table 3's NQ ones) also searches TREC DL 2019 in its index (Tables 5, 6)
     assert condenser["dense_search_target"] == condenser["evaluate_dense_target"] == \
         condenser["train_retriever"] - 3
@@ -179,3 +183,15 @@ def test_a_pretrained_backbone_named_by_another_stage_is_built_first(irds_home, 
                       "results/models/vaswani/monobert/full/fold1-seed1.pt")
     assert counts == {"download": 1, "folds": 1, "index": 1, "bm25": 1, "pretraining_mlm_head": 1, "pretrain": 1,
                       "train": 1, "total": 7}
+
+
+def test_dptdrs_cocondenser_budget_is_named_where_its_rows_print(irds_home):
+    """The paper pretrains coCondenser with "the same hyper-parameters" as RIP; here it is a Condenser run and then a
+    coCondenser run of RIP's steps each: twice RIP's budget, said in the captions of the tables that print it."""
+    config = load_config(REPO, [REPO / "config" / "paper-dptdr.yaml"])
+    runs, steps = config["pretraining"]["runs"], config["pretraining"]["settings"]["steps"]
+    assert runs["cocondenser"]["warm_start"] == "condenser" and steps == 34_400
+    assert "settings" not in runs["condenser"] or "steps" not in runs["condenser"]["settings"]
+    for table in ("table7", "table8"):
+        caption = " ".join(config["dense_retrieval"]["tables"]["dptdr"][table]["caption"].split())
+        assert "34,400 Condenser + 34,400 coCondenser steps, twice RIP's" in caption

@@ -72,7 +72,7 @@ def _denoiser(tmp_path: Path) -> tuple[dict, str]:
     from peftir.semi_siamese.configured import configured_ranker
     from peftir.contract.backbones import EMBEDDED
 
-    reranker = {"ranker": "monobert", "method": "full", "seed": 1, "calibration_queries": 1,
+    reranker = {"ranker": "monobert", "method": "full", "seed": 1, "calibration_queries": 1, "calibration_negatives": 4,
                 "backbone": {"name": EMBEDDED, "layers": 1}, "resolved": resolve_method("full", {"full": {}}),
                 "settings": {"max_query_len": 8, "max_doc_len": 16, "max_seq_len": 32, "monobert": {"dropout": 0.1}},
                 "training": {"lr": {"ranker": 1e-4, "bert": 1e-5, "peft": 1e-4}}, "rerank": {"batch_size": 4},
@@ -99,6 +99,11 @@ def test_denoised_negatives_are_the_candidates_the_calibrated_reranker_puts_belo
     pools = trec.read_run(tmp_path / "n.run")
     relevant = {"q1": {"d1", "d3"}, "q2": {"d0", "d2"}}
     assert facts["calibration"]["queries"] == 1 and all(not set(docs) & relevant[q] for q, docs in pools.items())
+    # the balanced class mix reaches the fit: the fitted query's 2 judged positives and 4 negatives for each (all 4
+    # of its non-relevant candidates, fewer than 8), as written in the summary the rule keeps
+    assert {key: facts["calibration"][key] for key in ("negatives_per_positive", "positives", "negatives")} == \
+        {"negatives_per_positive": 4, "positives": 2, "negatives": 4}
+    assert json.loads((tmp_path / "n.json").read_text())["calibration"] == facts["calibration"]
     candidates = 4 + 4                      # the non-relevant of each run's top 3: q1 d0 d2 d7 d5, q2 d1 d3 d7 d6
     assert facts["candidates_below"] + facts["candidates_at_or_above"] == candidates
     if threshold > 0.5:      # every candidate a denoised negative: one more drawn per query, at most
@@ -209,3 +214,20 @@ def test_the_dense_latex_names_its_test_and_its_copied_rows(table_files, tmp_pat
     assert "paired two-sided t-test" in latex and r"\dagger" in latex and "FT" in latex
     from peftir.reports.tables import read_table
     assert dense.render_dense_latex(read_table("t.json"), LAYOUT) == latex
+
+
+def test_the_calibration_targets_the_class_mix_a_cross_encoder_trains_on():
+    """RocketQA's 0.1 is a probability of its cross-encoder, trained on a query's judged positives and 4 negatives
+    each: fitted on every candidate (one positive in 330) the scaling gives the probability of being *judged*, and
+    a candidate that scores like a positive stays far below 0.1; fitted at the cross-encoder's mix, it is above."""
+    rng = random.Random(0)
+    scores = {f"q{i}": {f"r{i}": rng.gauss(3, 1), **{f"n{i}-{j}": rng.gauss(0, 1) for j in range(329)}}
+              for i in range(300)}
+    qrels = {f"q{i}": {f"r{i}": 1} for i in range(300)}
+    every = negative_mining.calibration(scores, qrels)
+    fitted = negative_mining.balanced({q: list(docs) for q, docs in scores.items()}, qrels, 4, random.Random(1))
+    assert all(len(docs) == 5 and docs[0] == f"r{q[1:]}" for q, docs in fitted.items())
+    mix = negative_mining.calibration({q: {d: scores[q][d] for d in docs} for q, docs in fitted.items()}, qrels)
+    looks_relevant = [[2.0]]
+    assert every.predict_proba(looks_relevant)[0, 1] < 0.05 < 0.3 < mix.predict_proba(looks_relevant)[0, 1]
+    assert negative_mining.balanced({"q": ["a", "b"]}, {"q": {}}, 4, random.Random(1)) == {}   # no positive: left out

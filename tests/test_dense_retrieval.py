@@ -242,3 +242,20 @@ def test_a_run_index_reads_one_query_back_and_refuses_a_query_split_in_two(tmp_p
     (tmp_path / "split").write_text("q1 Q0 a 1 3 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 5 t\n")
     with pytest.raises(MalformedFileError, match="query q1 are not together"):
         RunIndex(tmp_path / "split")
+
+
+def test_a_reparametrised_prompt_row_counts_the_prompts_it_keeps_and_names_what_trained(tmp_path):
+    """DPTDR Table 5's MLP row: the MLP that generates the prompts is thrown away after training, so the row counts
+    the 1.6M prompt values kept (the paper's 0.1-0.4 % convention, as the Semi-Siamese tables count prefixes), and
+    says what trained beside them."""
+    import json
+
+    from peftir.reports.retrieval_tables import _printed_count, _trained
+
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"trainable_parameters": 25_772_544, "kept_parameters": 1_572_864,
+                                   "encoder_parameters": 355_359_744 + 25_772_544}))
+    assert _trained(str(summary)) == (1_572_864, None, 25_772_544)
+    assert _printed_count(*_trained(str(summary))) == "1.6M; 26M trained"
+    summary.write_text(json.dumps({"trainable_parameters": 1_572_864, "kept_parameters": 1_572_864}))
+    assert _printed_count(*_trained(str(summary))) == "1.6M"

@@ -288,6 +288,25 @@ def test_split_finds_each_documents_first_token_when_the_first_document_is_the_s
     assert split.scores("cat mat", texts, 32) == pytest.approx(alone, abs=1e-5)
 
 
+@pytest.mark.parametrize("name", ["doc", "split"])
+def test_a_composed_rerankers_scores_are_its_models_own_forward(name, tiny_mlm, language_modules, ranking_modules):
+    """``ranking_logits`` runs the encoder and the head apart (the head in fp32): with Stack(LA, RA) and with
+    Stack(Split(LA_q, LA_d), RA) active, its scores in fp32 are the adapter model's own forward's logits, so the
+    compositions reach the encoder as the model's forward would give them."""
+    reranker = ComposedReranker(str(tiny_mlm), SYSTEMS[name], str(ranking_modules["adapter"]),
+                                {k: str(v) for k, v in language_modules["adapter"].items()}, "en", "de",
+                                pooler=False, execution=CPU)
+    texts = ["die katze sitzt auf der matte", "der hund"]
+    scores = reranker.scores("cat mat", texts, 32)           # leaves the (one boundary's) composition active
+    encoded = reranker.tokenizer(["cat mat"] * 2, texts, truncation="longest_first", max_length=32, padding=True,
+                                 return_tensors="pt")
+    active = str(reranker.model.active_adapters)
+    assert ("Split" in active) == (name == "split") and "Stack" in active
+    with torch.no_grad():
+        own = reranker.model(**encoded).logits[:, 0]
+    assert scores == pytest.approx(own.tolist(), abs=1e-6)
+
+
 def test_reranked_puts_the_rescored_documents_first_and_keeps_the_rest_in_order():
     prerank = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}
     result = reranked({"b": 2.0, "a": -3.0}, prerank)
@@ -335,3 +354,54 @@ def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm
         order = sorted(docs_of, key=docs_of.get, reverse=True)
         assert sorted(order[:3]) == ["d0", "d1", "d2"] and order[3:] == ["d3", "d4"]
     assert "split" in (tmp_path / "out.yaml").read_text()
+
+
+@pytest.mark.parametrize("pooler", [False, True])
+def test_in_bf16_the_encoder_runs_in_bf16_and_the_ranking_head_in_fp32(tiny_mlm, pooler):
+    """Logits a few units large would be only ~0.02 apart in bf16, and a hundred candidates' ties broken by document
+    id: the ranking head (and the pooler it may read) runs in fp32 under the execution's autocast, as every score of
+    the package, with the same scores as the model's own forward in fp32."""
+    from peftir.execution.seam import CPU, Execution
+
+    torch.manual_seed(0)                         # the head's initial weights, whatever tests ran before
+    model, tokenizer = modular.load_encoder(tiny_mlm, with_mlm_head=False, pooler=pooler)
+    modular.add_ranking_head(model, pooler)
+    model.eval()
+    with torch.no_grad():
+        model.heads[modular.RANKING_HEAD][-1].bias += 5.0               # logits about 5, as a trained head's
+    encoded = CPU.inputs(tokenizer(["a query"] * 100, [f"document {i} " * 3 for i in range(100)], padding=True,
+                                   return_tensors="pt"))
+    with torch.no_grad():
+        assert torch.allclose(modular.ranking_logits(model, encoded, CPU), model(**encoded).logits[:, 0], atol=1e-6)
+        seen = {}
+        model.heads[modular.RANKING_HEAD][-1].register_forward_hook(lambda m, a, o: seen.update(head=o.dtype))
+        model.base_model.encoder.layer[0].attention.self.query.register_forward_hook(
+            lambda m, a, o: seen.update(encoder=o.dtype))
+        bf16 = Execution(torch.device("cpu"), torch.bfloat16)
+        scores = modular.ranking_logits(model, encoded, bf16)
+        assert seen == {"head": torch.float32, "encoder": torch.bfloat16} and scores.dtype == torch.float32
+        with bf16.precision():                                          # the whole model in autocast, as before
+            whole = model(**encoded).logits[:, 0].float()
+    assert len(set(whole.tolist())) <= 5 < 50 <= len(set(scores.tolist()))   # bf16 at 5: steps of 1/32
+
+
+def test_a_reranker_of_translated_queries_composes_the_documents_language_on_both_sides(tiny_mlm, language_modules,
+                                                                                        ranking_modules, tmp_path):
+    """Reranking NMT + BM25 (``translated_query``), the queries are the user's translations into the documents'
+    language, so a Split system composes that language's module on both sides: one module, not the pair's two."""
+    from peftir.data.trec import read_run
+    from peftir.clir.reranker import rerank_clir
+
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": f"d{i}", "contents": f"die katze nummer {i}"})
+                                                 + "\n" for i in range(4)))
+    (tmp_path / "translated.tsv").write_text("q1\tdie katze\n")
+    (tmp_path / "prerank.run").write_text("".join(f"q1 Q0 d{i} {i + 1} {4 - i} nmt\n" for i in range(4)))
+    (tmp_path / "folds.json").write_text(json.dumps({"dataset": "t", "scheme": "presplit", "source": "test",
+                                                     "splits": {"train": [], "valid": [], "test": ["q1"]}}))
+    settings = {"depth": 2, "batch_size": 2, "max_len": 32, "head_pooler": False, "translated_query": True}
+    rerank_clir(str(tiny_mlm), SYSTEMS["split"], str(ranking_modules["adapter"]),
+                [str(language_modules["adapter"]["de"])], "en-de", str(tmp_path / "translated.tsv"),
+                str(tmp_path / "docs.jsonl"), str(tmp_path / "prerank.run"), str(tmp_path / "folds.json"), settings,
+                None, 1, str(tmp_path / "out.run"), str(tmp_path / "out.yaml"))
+    assert sorted(read_run(tmp_path / "out.run")["q1"]) == ["d0", "d1", "d2", "d3"]
+    assert "translated_query: true" in (tmp_path / "out.yaml").read_text()

@@ -158,10 +158,9 @@ def test_short_blocks_appear_at_the_configured_rate():
     """A document whose target is drawn short is split; at rate 0.5 about half as many as at rate 1."""
     tokenizer = tiny_backbone().tokenizer
 
-    def split(rate: float) -> int:
-        documents = pretraining_text.document_blocks(tokenizer, [TEXT] * 400, max_len=64, short_probability=rate,
-                                                     seed=3)
-        return sum(len(document) > 1 for document in documents)     # the whole text fits one long block
+    def split(rate: float) -> int:              # the whole text fits one long block: the blocks beyond one each
+        return len(list(pretraining_text.blocks(tokenizer, [TEXT] * 400, max_len=64, short_probability=rate,
+                                                seed=3))) - 400
 
     assert split(0.0) == 0
     always = split(1.0)
@@ -172,8 +171,7 @@ def test_rip_and_cocondenser_keep_texts_that_give_a_pair_and_sample_two_distinct
     tokenizer = tiny_backbone().tokenizer
     passages = list(pretraining_text.sentences(tokenizer, [TEXT, "One sentence only."], max_len=32))
     assert len(passages) == 1 and len(passages[0]) == 4
-    spans = list(pretraining_text.spans(tokenizer, [TEXT, "One sentence only."], max_len=12, short_probability=0.0,
-                                        seed=1))
+    spans = list(pretraining_text.spans(tokenizer, [TEXT, "One sentence only."], max_len=12))
     assert len(spans) == 1 and len(spans[0]) >= 2
     rows = pretraining_text.pairs(passages * 3, random.Random(0))
     assert len(rows) == 6 and all(rows[i] != rows[i + 1] for i in range(0, 6, 2))
@@ -241,3 +239,19 @@ def test_pretraining_runs_write_backbones_any_stage_can_load(tmp_path):
     with pytest.raises(ValueError, match="one of condenser, cocondenser, rip, ict"):
         pretrain("orqa", str(tmp_path / "lm"), PASSAGES, PRETRAINING, str(tmp_path / "x"), str(tmp_path / "x.json"),
                  CPU)
+
+
+def test_cocondenser_spans_are_windows_of_every_document_not_the_prefixes_of_short_ones():
+    """Spans cut each document's tokens end to end, regardless of sentences, with no short target: every passage long
+    enough for two spans gives them (Condenser's short target, drawn for a tenth of the documents, left before only
+    those with two: sentence prefixes cropped to it)."""
+    tokenizer = tiny_backbone().tokenizer
+    rng = random.Random(0)
+    words = "the cat sat on a warm mat near an open door while rain fell over quiet streets all night".split()
+    passages = [" ".join(rng.choice(words) for _ in range(rng.randint(50, 60))) + "." for _ in range(200)]
+    documents = list(pretraining_text.spans(tokenizer, passages, max_len=34))
+    assert len(documents) == 200 and all(2 <= len(document) <= 2 for document in documents)
+    for passage, document in zip(passages, documents):
+        ids = tokenizer(passage, add_special_tokens=False)["input_ids"]
+        assert [len(span) for span in document][0] == 32 and len(document[-1]) >= 16
+        assert sum(document, []) == ids[:sum(map(len, document))]       # contiguous, from the start

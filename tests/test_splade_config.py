@@ -46,6 +46,23 @@ def test_domain_adaptation_rounds_warm_up_within_their_own_run(irds_home):
     assert (main["warmup_steps"], main["regularisation"]["warmup_steps"]) == (6_000, 50_000)
 
 
+def test_domain_adaptation_rounds_take_hard_negatives_from_the_previous_rounds_top_50(irds_home, tmp_path):
+    """The paper's "hard negatives" of a round: a uniform draw from the previous round's top 1,000 is mostly not
+    hard; each round draws from the top 50 (ours, named), the main runs from BM25's top 1,000."""
+    config = load_config(REPO, [PAPER])
+    for method in ("ft_round1", "ft_round2", "adapter_round1", "adapter_round2"):
+        spec = PARAMS["splade"](config, {"backbone": "distilbert", "splade": method})
+        assert spec["train"]["negative_depth"] == 50 and "negative_depth" not in spec["method"]
+    assert PARAMS["splade"](config, {"backbone": "distilbert", "splade": "adapter"})["train"]["negative_depth"] == 1000
+    assert "sparse_retrieval.methods.adapter.negative_depth = 500: at most bm25.depth = 100" in one_line_error(
+        tmp_path, "sparse_retrieval: {methods: {adapter: {negative_depth: 500}}}")
+    # a round draws from the SPLADE run it names, which ends at the index's search depth, not BM25's
+    round_on = "sparse_retrieval: {methods: {r: {kind: ft, lr: 0.1, negatives: ft, negative_depth: %d}}}"
+    load_config(REPO, [_overlay(tmp_path, round_on % 500)])
+    assert ("sparse_retrieval.methods.r.negative_depth = 1500: at most sparse_retrieval.index.depth = 1000, the run of "
+            "sparse_retrieval.methods.r.negatives = 'ft'") in one_line_error(tmp_path, round_on % 1500)
+
+
 def test_a_retrievers_checkpoint_is_chosen_by_its_training_datasets_validation_metric(irds_home):
     config = load_config(REPO, [PAPER])
     chosen = {dataset: PARAMS["splade"](config, {"dataset": dataset, "backbone": "distilbert",

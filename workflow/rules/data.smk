@@ -62,3 +62,22 @@ rule triples:
         "../../envs/peftir.yaml"
     script:
         "../scripts/triples.py"
+
+
+# The questions' answers, for datasets whose runs are judged by answer matching (datasets.<name>.answers: dpr).
+rule export_answers:
+    input:
+        info=PATHS.export_info,
+    output:
+        answers=PATHS.answers,
+    log:
+        PATHS.log("export_answers", "{dataset}"),
+    params:
+        **params_of("export_answers", "export"),
+    threads: threads_of("download")
+    resources:
+        **resources_of("download"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/export_answers.py"

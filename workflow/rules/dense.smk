@@ -149,18 +149,66 @@ if config.get("dense_retrieval"):
         log:
             PATHS.log("dense_search", UNTRAINED),
 
-    # The dense tables' metrics, at the run's own depth (dense_retrieval.search.depth).
+    # Open-domain QA (datasets.<name>.answers: dpr): the passages a run retrieved for the test questions, judged by
+    # DPR's answer matching, are the qrels its evaluation reads (peftir.evaluation.answers).
+    rule answer_judgments:
+        input:
+            run=PATHS.dense_run,
+            answers=PATHS.answers,
+            docs=PATHS.docs,
+            docs_lookup=PATHS.docs_lookup,
+            folds=PATHS.folds,
+        output:
+            judgments=PATHS.dense_judgments,
+        log:
+            PATHS.log("answer_judgments", RETRIEVER),
+        params:
+            **params_of("answer_judgments", "answer_judgments"),
+        threads: threads_of("evaluate_dense")
+        resources:
+            **resources_of("evaluate_dense"),
+        conda:
+            "../../envs/peftir.yaml"
+        script:
+            "../scripts/answer_judgments.py"
+
+    use rule answer_judgments as answer_judgments_untrained with:
+        input:
+            run=PATHS.untrained_run,
+            answers=PATHS.answers,
+            docs=PATHS.docs,
+            docs_lookup=PATHS.docs_lookup,
+            folds=PATHS.folds,
+        output:
+            judgments=PATHS.untrained_judgments,
+        log:
+            PATHS.log("answer_judgments", UNTRAINED),
+
+    use rule answer_judgments as answer_judgments_bm25 with:
+        input:
+            run=PATHS.bm25_run,
+            answers=PATHS.answers,
+            docs=PATHS.docs,
+            docs_lookup=PATHS.docs_lookup,
+            folds=PATHS.folds,
+        output:
+            judgments=PATHS.bm25_judgments,
+        log:
+            PATHS.log("answer_judgments", "{dataset}/bm25"),
+
+    # The dense tables' metrics, at the run's own depth (dense_retrieval.search.depth), against the dataset's qrels or
+    # the run's answer judgments.
     use rule evaluate as evaluate_dense with:
         input:
             run=PATHS.dense_run,
-            qrels=PATHS.qrels,
+            qrels=lambda wc: dense_plan.judgments(config, dict(wc.items()), PATHS.dense_judgments),
             folds=PATHS.folds,
         output:
             metrics=PATHS.dense_metrics,
         log:
             PATHS.log("evaluate_dense", RETRIEVER),
         params:
-            evaluation=param_of("dense_metrics"),
+            evaluation=param_of("dense_metrics", "answers"),
         threads: threads_of("evaluate_dense")
         resources:
             **resources_of("evaluate_dense"),
@@ -168,7 +216,7 @@ if config.get("dense_retrieval"):
     use rule evaluate_dense as evaluate_dense_untrained with:
         input:
             run=PATHS.untrained_run,
-            qrels=PATHS.qrels,
+            qrels=lambda wc: dense_plan.judgments(config, dict(wc.items()), PATHS.untrained_judgments),
             folds=PATHS.folds,
         output:
             metrics=PATHS.untrained_metrics,
@@ -215,7 +263,7 @@ if config.get("dense_retrieval"):
     use rule evaluate_dense as evaluate_dense_bm25 with:
         input:
             run=PATHS.bm25_run,
-            qrels=PATHS.qrels,
+            qrels=lambda wc: dense_plan.judgments(config, dict(wc.items()), PATHS.bm25_judgments),
             folds=PATHS.folds,
         output:
             metrics=PATHS.dense_bm25_metrics,

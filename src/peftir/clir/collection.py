@@ -161,7 +161,8 @@ def _every_query_a_test_query(dataset: str, qids: set[str], source: str) -> dict
 def copy_local_collection(settings: Mapping[str, Any], languages: list[str], docs: dict[str, str],
                           queries: dict[str, str], qrels: dict[str, str], folds: str, info: str) -> None:
     """A collection the user has (CLEF-2003 is licensed): ``settings["path"]``/<language>/ holds docs.jsonl
-    (``{"id", "contents"}`` per line), queries.tsv (``id<TAB>text``) and qrels.txt (TREC qrels of those queries
+    (``{"id", "contents"}`` per line), queries.tsv (``id<TAB>title``, or ``id<TAB>title<TAB>description`` read as
+    ``settings["query_text"]`` says) and qrels.txt (TREC qrels of those queries
     on that language's documents), and optionally folds.json (presplit); without it every query is a test
     query. Each file is parsed (bad lines are named by file and line) and copied."""
     root = Path(settings.get("path") or "")
@@ -184,7 +185,8 @@ def copy_local_collection(settings: Mapping[str, Any], languages: list[str], doc
                 except (ValueError, KeyError, TypeError):
                     raise ActionableError(f"{root / lang / 'docs.jsonl'}:{number}: not a JSON object with id and "
                                           f"contents") from None
-        topics = read_topics(root / lang / "queries.tsv")
+        topics = {qid: _query_text(text, settings.get("query_text", "title"), root / lang / "queries.tsv", qid)
+                  for qid, text in read_topics(root / lang / "queries.tsv").items()}
         judged = read_qrels(root / lang / "qrels.txt")
         _write_docs(docs[lang], records)
         write_topics(queries[lang], topics)
@@ -195,7 +197,22 @@ def copy_local_collection(settings: Mapping[str, Any], languages: list[str], doc
     fold_doc = (read_folds(given) if given.is_file() else
                 _every_query_a_test_query(str(root), qids, "every query a test query (no folds.json given)"))
     write_folds(folds, fold_doc)
-    write_json(info, {"dataset": str(root), "languages": languages, "per_language": described})
+    write_json(info, {"dataset": str(root), "languages": languages, "per_language": described,
+                      "query_text": settings.get("query_text", "title")})
+
+
+def _query_text(columns: str, query_text: str, path: Path, qid: str) -> str:
+    """A query as ``query_text`` asks from its queries.tsv columns after the id: ``title`` the first, or
+    ``title_description`` the title and the description joined, as the authors' CLEF loaders join them."""
+    parts = columns.split("\t")
+    if query_text == "title":
+        return parts[0]
+    if len(parts) != 2 or not parts[1].strip():
+        found = "no description" if len(parts) < 2 or not parts[1].strip() else f"{len(parts)} columns after its id"
+        raise ActionableError(f"{path}: query {qid} has {found}: modular_clir.collection.query_text = "
+                              f"'title_description' reads id<TAB>title<TAB>description lines (a tab inside a title "
+                              f"or description must be replaced by a space)")
+    return " ".join(parts)
 
 
 IR_DATASETS = "ir_datasets"

@@ -10,7 +10,7 @@ from ..contract.checks import ConfigError, known, text_fields
 from ..contract.measures import measure
 from ..data.folds import read_folds, rotation
 from ..data.trec import MalformedFileError
-from .contract import CLIR_FOLD, TRANSLATIONS, collection_languages
+from .contract import CLIR_FOLD, TRANSLATED_PRERANK, TRANSLATIONS, collection_languages
 from .translations import query_lines, read_translations, untranslated
 
 
@@ -99,15 +99,26 @@ def check_modular_clir(config: dict) -> None:
 
 
 def _check_translations(clir: dict) -> None:
-    """Each file of ``modular_clir.translations``, before any job: its pair is shown by a table's NMT + BM25 row, the
+    """Each file of ``modular_clir.translations``, before any job: its pair is shown by a table's NMT + BM25 row or
+    pre-ranker (a table or figure whose pre-ranker is NMT + BM25 has one for each of its pairs), the
     file is there and well formed (a bad line named by file and line) and, where the test queries are known before
     any job (a collection given as files), translates every one (a missing one named by its queries file's line);
     otherwise the ``nmt_bm25_clir`` job checks that before it searches."""
+    translated = [(f"modular_clir.{kind}.{name}", spec) for kind in ("tables", "figures")
+                  for name, spec in clir[kind].items() if spec["prerank"] == TRANSLATED_PRERANK]
+    for key, spec in translated:
+        for pair in spec["pairs"]:
+            if pair not in clir["translations"]:
+                raise ConfigError(f"config key {key}.prerank = {TRANSLATED_PRERANK!r}: no translations of pair "
+                                  f"{pair}'s queries ({TRANSLATIONS}.{pair}: a file of query id<TAB>text in the "
+                                  f"documents' language); NMT + BM25 and its rerankers read them")
     shown = {pair for spec in clir["tables"].values() if "nmt_bm25" in spec for pair in spec["pairs"]}
+    shown |= {pair for _, spec in translated for pair in spec["pairs"]}
     for pair, path in clir["translations"].items():
         where = f"config key {TRANSLATIONS}.{pair} = {path!r}"
         if pair not in shown:
-            raise ConfigError(f"{where}: no table with an NMT + BM25 row (nmt_bm25) shows pair {pair}")
+            raise ConfigError(f"{where}: no table with an NMT + BM25 row (nmt_bm25) or pre-ranker shows pair "
+                              f"{pair}")
         if not Path(path).is_file():
             raise ConfigError(f"{where}: no such file (the pair's test queries translated into the documents' "
                               f"language: query id<TAB>text, one a line)")

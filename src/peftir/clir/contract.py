@@ -84,7 +84,10 @@ CLIR_SYSTEMS: Mapping[str, ClirSystem] = MappingProxyType({
     "rm_doc": ClirSystem("sftm", "doc"),
     "rm_both": ClirSystem("sftm", "both"),
 })
-PRERANKERS = ("dense", "bm25")     # a multilingual encoder's cosine (CLIR), or BM25 with an analyzer
+# a multilingual encoder's cosine (CLIR), BM25 with an analyzer, or BM25 of the user's query translations into the
+# documents' language, whose translated query the rerankers then read too (the modular CLIR paper's Table 2)
+PRERANKERS = ("dense", "bm25", "nmt_bm25")
+TRANSLATED_PRERANK = "nmt_bm25"
 LANGUAGE_MODULES = ("adapter", "sftm")
 RANKING = r"(?:adapter|sftm)-rf\d+|full"
 
@@ -114,8 +117,6 @@ def pair_languages(pair: str) -> tuple[str, str]:
     return query, doc
 
 
-
-
 def _clir(config: Config) -> dict:
     return config["modular_clir"]
 
@@ -138,11 +139,20 @@ def _ranking_module(config: Config, wildcards: Wildcards) -> dict:
 
 
 def _clir_prerank(config: Config, wildcards: Wildcards) -> dict:
-    """A pre-ranker's settings; BM25 with the analyzer of the documents' language."""
-    settings = dict(_clir(config)["prerank"][wildcards["prerank"]])
-    if wildcards["prerank"] == "bm25":
+    """A pre-ranker's settings; BM25 (of the query or of its translation) with the analyzer of the documents'
+    language."""
+    translated = wildcards["prerank"] == TRANSLATED_PRERANK
+    settings = dict(_clir(config)["prerank"]["bm25" if translated else wildcards["prerank"]])
+    if wildcards["prerank"] in ("bm25", TRANSLATED_PRERANK):
         settings["analyzer"] = _clir(config)["languages"][pair_languages(wildcards["pair"])[1]]["analyzer"]
     return settings
+
+
+def _clir_rerank(config: Config, wildcards: Wildcards) -> dict:
+    """A composed reranker's settings; ``translated_query`` where it reranks NMT + BM25's ranking of the user's
+    translations, whose translated query (in the documents' language) it reads too."""
+    translated = {"translated_query": True} if wildcards["prerank"] == TRANSLATED_PRERANK else {}
+    return {**_clir(config)["rerank"], "head_pooler": _clir(config)["backbone"]["head_pooler"], **translated}
 
 
 def clir_report_layout(config: Config, kind: str, name: str) -> dict:
@@ -202,8 +212,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "clir_prerank": _clir_prerank,
     "clir_encoder": lambda config, wc: _clir(config)["prerank"]["dense"]["model"],
     "clir_system": lambda config, wc: {"name": wc["system"], **vars(CLIR_SYSTEMS[wc["system"]])},
-    "clir_rerank": lambda config, wc: {**_clir(config)["rerank"],
-                                       "head_pooler": _clir(config)["backbone"]["head_pooler"]},
+    "clir_rerank": _clir_rerank,
     "clir_metric": lambda config, wc: [_clir(config)["metric"]],
     "clir_table": lambda config, wc: clir_report_layout(config, "tables", wc["table"]),
     "clir_figure": lambda config, wc: clir_report_layout(config, "figures", wc["figure"]),

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters import AutoAdapterModel, SeqBnConfig, SeqBnInvConfig
-from torch import nn
+import torch
+from adapters import AutoAdapterModel, ForwardContext, SeqBnConfig, SeqBnInvConfig
+from torch import Tensor, nn
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
+
+from ..execution.seam import Execution
 
 MLM_HEAD = "default"          # the checkpoint's MLM head as AdapterHub converts it
 RANKING_ADAPTER = "ranking"
@@ -60,6 +63,22 @@ def add_ranking_head(model: nn.Module, pooler: bool) -> None:
     checkpoint has a trained one (mBERT), as BertForSequenceClassification; directly otherwise."""
     model.add_classification_head(RANKING_HEAD, num_labels=1, layers=1, use_pooler=pooler)
     model.active_head = RANKING_HEAD
+
+
+def ranking_logits(model: nn.Module, encoded: dict[str, Tensor], execution: Execution) -> Tensor:
+    """The ranking head's logit of each (query, document) pair in ``encoded`` (on the execution's device): the
+    encoder, with whatever adapters, masks and compositions are active, in the execution's precision; the pooler
+    and the head in fp32, as every score of the package (in bf16 logits a few units large are about 0.02 apart, and
+    a hundred candidates' ties would be broken by document id). The encoder runs inside the forward context the
+    model's own forward opens, which its adapters read."""
+    head = model.heads[RANKING_HEAD]
+    with ForwardContext(model, **encoded):
+        with execution.precision():
+            states = model.base_model(**encoded).last_hidden_state
+    with torch.autocast(execution.device.type, enabled=False):
+        states = states.float()
+        pooled = model.base_model.pooler(states) if head.config["use_pooler"] else None
+        return head((states,), cls_output=pooled, attention_mask=encoded.get("attention_mask"))[0][:, 0]
 
 
 def adapter_parameters(model: nn.Module, name: str) -> int:

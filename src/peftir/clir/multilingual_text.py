@@ -6,12 +6,15 @@ KJV, Spanish Reina-Valera 1909), the translated man pages (manpages-de, manpages
 (whose sections are the cross-lingual test collection, ``peftir.clir.collection``, and so must not be
 language-module training text by default); where the user has extracted Wikipedia, a ``text`` part reads
 that file instead. Each reader yields *units* (a verse, a paragraph, a section) that
-:func:`build_language_corpus` writes one per line, shuffled and split into training and held-out text.
+:func:`build_language_corpus` writes one per line, shuffled and split into training and held-out text, streamed
+through bucket files on disk so that a Wikipedia does not have to fit in memory.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import hashlib
 import html
 import random
 import re
@@ -372,76 +375,134 @@ def _part_units(part: Mapping[str, Any], packages: Mapping[str, str]) -> tuple[I
                                               **({"renderer": groff_version()} if part["kind"] == "manpages" else {})}
 
 
-def _counts(units: Iterable[str]) -> dict[str, int]:
-    units = list(units)
-    return {"units": len(units), "words": sum(len(unit.split()) for unit in units),
-            "characters": sum(len(unit) for unit in units)}
+class Counts:
+    """Units, words and characters of the text written somewhere, counted as it is written."""
+
+    def __init__(self) -> None:
+        self.units = self.words = self.characters = 0
+
+    def add(self, unit: str) -> None:
+        self.units += 1
+        self.words += len(unit.split())
+        self.characters += len(unit)
+
+    def record(self) -> dict[str, int]:
+        return {"units": self.units, "words": self.words, "characters": self.characters}
 
 
-Units = list[tuple[int, str]]     # (index of the part it comes from, text)
+BUCKET_BYTES = 64 * 2**20     # of source text per bucket: what one bucket's dedup set and shuffle hold in memory
+MAX_BUCKETS = 512             # files open at once while units are spread
 
 
-def _read_parts(parts: list[Mapping[str, Any]], packages: Mapping[str, str]) -> tuple[Units, list[dict]]:
-    """(part index, unit) of every distinct unit, and what each part gave. A unit met before (the man pages'
-    boilerplate, a repeated verse) is kept once, so no text is both trained on and held out."""
-    seen: set[str] = set()
-    units: Units = []
+def bucket_count(parts: list[Mapping[str, Any]], packages: Mapping[str, str]) -> int:
+    """Buckets enough that each holds about ``BUCKET_BYTES`` of the parts' source (a package's unpacked text is a
+    few times its size on disk, a Wikipedia extract its size), at most ``MAX_BUCKETS``."""
+    size = 0
+    for part in parts:
+        source = Path(str(part.get("path") if part.get("kind") == TEXT else packages.get(part.get("package"), "")))
+        if source.is_file():     # a missing one is named by the reader
+            size += source.stat().st_size * (1 if part.get("kind") == TEXT else 4)
+    return max(1, min(MAX_BUCKETS, -(-size // BUCKET_BYTES)))
+
+
+def _bucket(unit: str, buckets: int, key: bytes) -> int:
+    """A unit's bucket: a keyed hash, so equal units meet in one bucket and the buckets are random samples."""
+    digest = hashlib.blake2b(unit.encode("utf-8"), digest_size=8, key=key).digest()
+    return int.from_bytes(digest, "big") % buckets
+
+
+def _spread(parts: list[Mapping[str, Any]], packages: Mapping[str, str], directory: Path, buckets: int,
+            key: bytes) -> list[dict]:
+    """Every non-empty unit of every part, as "part index<TAB>unit" lines in its bucket's file under
+    ``directory``, in reading order; what each part is (its source record)."""
     described = []
-    for index, part in enumerate(parts):
-        texts, source = _part_units(part, packages)
-        duplicates = 0
-        for unit in map(normalise, texts):
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(open(directory / f"{number}.tsv", "w", encoding="utf-8"))
+                 for number in range(buckets)]
+        for index, part in enumerate(parts):
+            texts, source = _part_units(part, packages)
+            for unit in map(normalise, texts):        # normalised: no tab or newline left in it
+                if unit:
+                    files[_bucket(unit, buckets, key)].write(f"{index}\t{unit}\n")
+            described.append({**dict(part), **source})
+    return described
+
+
+def _shuffle_bucket(path: Path, seed: str, duplicates: list[int], available: Counts) -> None:
+    """Rewrite a bucket file as its distinct units in a random order (``random.Random(seed)``). A unit is kept at
+    its first reading and a later copy counted against its part in ``duplicates``, so no text is both trained on
+    and held out; the kept units are counted in ``available``."""
+    seen: set[str] = set()
+    kept = []
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            index, unit = line.rstrip("\n").split("\t", 1)
             if unit in seen:
-                duplicates += 1
-            elif unit:
+                duplicates[int(index)] += 1
+            else:
                 seen.add(unit)
-                units.append((index, unit))
-        described.append({**dict(part), **source, "duplicates_dropped": duplicates})
-    return units, described
+                kept.append((index, unit))     # the set's string, not a second copy of it
+                available.add(unit)
+    random.Random(seed).shuffle(kept)
+    with open(path, "w", encoding="utf-8") as lines:
+        lines.writelines(f"{index}\t{unit}\n" for index, unit in kept)
 
 
-def _cap(units: Units, max_words: int | None) -> Units:
-    """The longest prefix of ``units`` within ``max_words`` words (all of them when None)."""
-    if max_words is None:
-        return units
-    kept, words = [], 0
-    for index, unit in units:
-        words += len(unit.split())
-        if words > max_words:
-            break
-        kept.append((index, unit))
-    return kept
-
-
-def _write_lines(path: str | Path, units: Units) -> None:
-    with atomic_write(path) as handle:
-        for _, unit in units:
-            handle.write(unit + "\n")
+def _units_in_order(directory: Path, buckets: int) -> Iterator[tuple[int, str]]:
+    for number in range(buckets):
+        with open(directory / f"{number}.tsv", encoding="utf-8") as lines:
+            for line in lines:
+                index, unit = line.rstrip("\n").split("\t", 1)
+                yield int(index), unit
 
 
 def build_language_corpus(language: str, parts: list[dict], packages: dict[str, str], output: str, heldout: str,
                           info: str, heldout_fraction: float, max_words: int | None, seed: int) -> None:
     """The ``language_corpus`` rule: the distinct units of ``parts`` (config entries: ``package``, ``kind`` one of
     sword, manpages, debian_reference; ``module`` for a Bible; optional ``sections``, a glob of man page
-    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines)
-    shuffled by ``random.Random(seed)``; a ``heldout_fraction`` of them held out (``heldout``, drawn before the
-    cap, so it stays the same whatever ``max_words``), the rest up to ``max_words`` words the training text
-    (``output``); one unit per line. ``info`` records the counts per part and in total and each source's sha256
-    (a package's also its version)."""
+    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines) in a
+    seeded random order, a ``heldout_fraction`` of them held out (``heldout``, drawn before the cap, so it stays
+    the same whatever ``max_words``), the rest up to ``max_words`` words the training text (``output``); one unit
+    per line. ``info`` records the counts per part and in total and each source's sha256 (a package's also its
+    version).
+
+    Streamed, so memory does not grow with the text (a Wikipedia): the units are spread over bucket files by a hash
+    keyed with ``seed``, so each bucket is a random sample of them and holds every copy of its units; each bucket
+    is de-duplicated and shuffled in memory on its own (``random.Random(f"{seed}:{bucket}")``), then the buckets
+    are read in turn, the first units held out."""
     if not 0 <= heldout_fraction < 1:
         raise ActionableError(f"{language} corpus: heldout_fraction must be in [0, 1), got {heldout_fraction}")
-    units, described = _read_parts(parts, packages)
-    if not units:
-        raise ActionableError(f"{language} corpus: the parts {parts} hold no text")
-    random.Random(seed).shuffle(units)
-    cut = round(heldout_fraction * len(units))
-    held, training = units[:cut], _cap(units[cut:], max_words)
-    _write_lines(output, training)
-    _write_lines(heldout, held)
+    buckets, key = bucket_count(parts, packages), hashlib.sha256(str(seed).encode()).digest()[:16]
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".buckets-", dir=Path(output).parent) as temporary:
+        directory = Path(temporary)
+        described = _spread(parts, packages, directory, buckets, key)
+        duplicates, available = [0] * len(parts), Counts()
+        for number in range(buckets):
+            _shuffle_bucket(directory / f"{number}.tsv", f"{seed}:{number}", duplicates, available)
+        if not available.units:
+            raise ActionableError(f"{language} corpus: the parts {parts} hold no text")
+        counts = {name: [Counts() for _ in parts] for name in ("train", "heldout")}
+        cut, words = round(heldout_fraction * available.units), 0
+        with atomic_write(output) as training, atomic_write(heldout) as held:
+            for position, (index, unit) in enumerate(_units_in_order(directory, buckets)):
+                if position < cut:
+                    held.write(unit + "\n")
+                    counts["heldout"][index].add(unit)
+                    continue
+                words += len(unit.split())
+                if max_words is not None and words > max_words:
+                    break
+                training.write(unit + "\n")
+                counts["train"][index].add(unit)
     for index, part in enumerate(described):
-        part["train"] = _counts(unit for owner, unit in training if owner == index)
-        part["heldout"] = _counts(unit for owner, unit in held if owner == index)
-    record = {"language": language, "seed": seed, "heldout_fraction": heldout_fraction, "max_words": max_words,
-              "parts": described, "train": _counts(unit for _, unit in training),
-              "heldout": _counts(unit for _, unit in held), "available": _counts(unit for _, unit in units)}
-    write_json(info, record)
+        part.update(duplicates_dropped=duplicates[index], train=counts["train"][index].record(),
+                    heldout=counts["heldout"][index].record())
+    write_json(info, {"language": language, "seed": seed, "heldout_fraction": heldout_fraction,
+                      "max_words": max_words, "buckets": buckets, "parts": described,
+                      **{name: _total(counts[name]) for name in counts}, "available": available.record()})
+
+
+def _total(counts: list[Counts]) -> dict[str, int]:
+    """The counts of every part together."""
+    return {field: sum(getattr(count, field) for count in counts) for field in ("units", "words", "characters")}

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ..contract.backbones import EMBEDDED_MULTILINGUAL
 from ..contract.inputs import backbone_input
 from ..contract.paths import CORE
-from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, PATHS, clir_cell_ids,
+from .contract import (CLIR_FOLD, CLIR_PAPER, CLIR_SYSTEMS, PATHS, TRANSLATED_PRERANK, clir_cell_ids,
                        clir_report_layout, collection_languages, composed_languages, pair_languages, ranking_key,
                        ranking_of)
 
@@ -99,13 +99,18 @@ def source_language_module(config: Config, wildcards: Mapping[str, str]) -> dict
 
 def rerank_clir_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str | list[str]]:
     """A composed reranker's files: its ranking module, the language modules it composes (the query's, the
-    document's, or both), the pre-ranking it reranks, the query language's queries and the document language's documents."""
+    document's, or both), the pre-ranking it reranks, the queries (the query language's; reranking NMT + BM25, the
+    user's translations into the documents' language, the query side's modules then the documents' language's)
+    and the document language's documents."""
     system = CLIR_SYSTEMS[wildcards["system"]]
     query, doc = pair_languages(wildcards["pair"])
-    languages = composed_languages(system.language, query, doc)
+    translated = wildcards["prerank"] == TRANSLATED_PRERANK
+    languages = composed_languages(system.language, doc if translated else query, doc)
+    queries = (config["modular_clir"]["translations"][wildcards["pair"]] if translated
+               else PATHS.clir_queries.format(language=query))
     return {"ranking_module": PATHS.ranking_module.format(ranking=wildcards["ranking"], seed=wildcards["seed"]),
             "language_modules": [PATHS.language_module.format(kind=system.module, language=lang) for lang in languages],
-            "queries": PATHS.clir_queries.format(language=query), "docs": PATHS.clir_docs.format(language=doc),
+            "queries": queries, "docs": PATHS.clir_docs.format(language=doc),
             "prerank": PATHS.clir_prerank.format(pair=wildcards["pair"], prerank=wildcards["prerank"]),
             "folds": PATHS.clir_folds}
 
@@ -152,11 +157,13 @@ def nmt_bm25_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, st
 def prerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
     """A pre-ranking reads the query language's queries, the folds (its test queries) and the document
     language's index: its embedded documents (dense, embedded once per language, shared by every pair) or its
-    Anserini index (BM25)."""
+    Anserini index (BM25; NMT + BM25 also the user's translations of the queries)."""
     query, doc = pair_languages(wildcards["pair"])
     index = PATHS.clir_dense_index if wildcards["prerank"] == "dense" else PATHS.clir_index
+    translations = ({"translations": config["modular_clir"]["translations"][wildcards["pair"]]}
+                    if wildcards["prerank"] == TRANSLATED_PRERANK else {})
     return {"queries": PATHS.clir_queries.format(language=query), "folds": PATHS.clir_folds,
-            "index": index.format(language=doc)}
+            "index": index.format(language=doc), **translations}
 
 
 def report_files(config: Config) -> dict[str, str]:

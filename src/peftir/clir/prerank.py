@@ -17,6 +17,7 @@ from ..data import trec
 from ..data.docstore import document_windows
 from ..execution.seam import CPU, Execution, Spec
 from ..retrieval import faiss_index
+from .contract import CLIR_FOLD, TRANSLATED_PRERANK
 
 BATCH = 64
 Encode = Callable[[list[str]], np.ndarray]
@@ -67,13 +68,18 @@ def dense_prerank(queries: str, qids: list[str], index: str, depth: int, threads
 
 
 def prerank_clir(prerank: str, settings: dict, pair: str, queries: str, folds: str, index: str, execution: Spec,
-                 threads: int, run: str, metadata: str) -> None:
+                 threads: int, run: str, metadata: str, translations: str | None = None) -> None:
     """The ``prerank_clir`` rule: the pre-ranking of one language pair's test queries that the rerankers rerank
     (``dense``: cosine against the document language's embedded documents; ``bm25``: its Anserini index with
-    the documents' language analyzer, on the untranslated query), as a TREC run with its ir_metadata."""
+    the documents' language analyzer, on the untranslated query; ``nmt_bm25``: the same on the user's
+    ``translations`` of the queries, ``translated_bm25``), as a TREC run with its ir_metadata."""
+    if prerank == TRANSLATED_PRERANK:
+        from .translated_bm25 import nmt_bm25_clir
+
+        nmt_bm25_clir(settings, pair, translations, queries, folds, index, threads, run, metadata)
+        return
     from ..data.folds import read_folds, rotation
     from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
-    from .contract import CLIR_FOLD
     from ..retrieval.anserini import search
 
     qids = rotation(read_folds(folds), CLIR_FOLD)["test"]

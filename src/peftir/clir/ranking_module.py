@@ -70,12 +70,12 @@ def relevance_instances(collection: Collection, candidates: str, depth: int, neg
 
 
 def ranking_loss(model: nn.Module, tokenizer, batch: list[Instance], max_len: int, execution: Execution) -> Tensor:
-    """Binary cross-entropy of the model's one logit against each instance's label."""
+    """Binary cross-entropy of the model's one logit (the head in fp32: ``modular.ranking_logits``) against each
+    instance's label."""
     encoded = execution.inputs(tokenizer([q for q, _, _ in batch], [d for _, d, _ in batch],
                                          truncation="longest_first", max_length=max_len, padding=True,
                                          return_tensors="pt"))
-    with execution.precision():
-        logits = model(**encoded).logits[:, 0].float()
+    logits = modular.ranking_logits(model, encoded, execution)
     labels = execution.inputs(torch.tensor([label for _, _, label in batch]))
     return nn.functional.binary_cross_entropy_with_logits(logits, labels)
 

@@ -90,8 +90,8 @@ class ComposedReranker:
         return scores
 
     def _logits(self, encoded: dict[str, torch.Tensor]) -> list[float]:
-        with torch.no_grad(), self.execution.precision():
-            return self.model(**self.execution.inputs(encoded)).logits[:, 0].float().tolist()
+        with torch.no_grad():
+            return modular.ranking_logits(self.model, self.execution.inputs(encoded), self.execution).tolist()
 
 
 def query_tokens(encoded: dict[str, torch.Tensor]) -> list[int]:
@@ -123,8 +123,12 @@ def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modul
                 queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
                 run: str, metadata: str) -> None:
     """The ``rerank_clir`` rule: one system's run on one language pair's test queries, where ``execution`` says.
-    ``language_modules``: those of ``layout.composed_languages`` for the system, in its order."""
+    ``language_modules``: those of ``contract.composed_languages`` for the system, in its order. With
+    ``settings['translated_query']`` the ``queries`` are the user's translations into the documents' language (NMT +
+    BM25's, which the pre-ranking ranked), so the query side is the documents' language."""
     query_language, doc_language = pair_languages(pair)
+    if settings.get("translated_query"):
+        query_language = doc_language
     modules = dict(zip(composed_languages(system["language"], query_language, doc_language), language_modules,
                        strict=True))
     reranker = ComposedReranker(backbone, system, ranking_module, modules, query_language, doc_language,

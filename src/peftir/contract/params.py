@@ -47,6 +47,8 @@ def _bm25(config: Config, wildcards: Wildcards) -> dict:
 PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "export": lambda config, wc: dataset_subset(config, wc["dataset"], EXPORT_KEYS),
     "folds": lambda config, wc: dataset_subset(config, wc["dataset"], FOLD_KEYS),
+    # how a dataset's runs are judged: None (its qrels) or "dpr" (DPR's answer matching: peftir.evaluation.answers)
+    "answers": lambda config, wc: config["datasets"][wc["dataset"]].get("answers"),
     "train_pairs": lambda config, wc: train_pairs(config, wc["dataset"]),
     "bm25": _bm25,
     "execution": lambda config, wc: job_execution(config),

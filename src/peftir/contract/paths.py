@@ -27,6 +27,7 @@ class CorePaths:
     queries: str = "results/data/{dataset}/queries.tsv"
     qrels: str = "results/data/{dataset}/qrels.txt"
     export_info: str = "results/data/{dataset}/info.json"
+    answers: str = "results/data/{dataset}/answers.jsonl"    # each question's answers (datasets.<name>.answers)
     folds: str = "results/data/{dataset}/folds.json"
     triples: str = "results/data/{dataset}/triples.tsv"       # fixed training triples (MS MARCO), if any
     index: str = "results/index/{dataset}"

@@ -179,3 +179,22 @@ def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path
         json.dump(exported, handle, indent=2)
         handle.write("\n")
     return exported
+
+
+def export_answers(spec: Mapping[str, Any], output: str | Path) -> int:
+    """The ``export_answers`` rule: every question's answer strings (ir_datasets' ``answers`` field of the
+    queries of the dataset's sources, ids as the export writes them), one JSON object per line, for judging runs by
+    answer matching (``datasets.<name>.answers``: ``peftir.evaluation.answers``). Returns the questions written."""
+    prefixed = split_queries.prefixes(spec)
+    count = 0
+    with atomic_write(output) as handle:
+        for irds_id in _query_sources(spec):
+            dataset = _load(irds_id)
+            if "answers" not in dataset.queries_cls()._fields:
+                raise ActionableError(f"{irds_id}: its queries have no answers ({dataset.queries_cls()._fields}); "
+                                      f"datasets.<name>.answers needs questions with answers (dpr-w100's splits)")
+            for query in dataset.queries_iter():
+                qid = split_queries.query_id(prefixed, irds_id, query.query_id)
+                handle.write(json.dumps({"id": qid, "answers": list(query.answers)}, ensure_ascii=False) + "\n")
+                count += 1
+    return count

@@ -4,8 +4,10 @@
   packed greedily into blocks of at most ``max_len − 2`` tokens (room for [CLS] and [SEP]); with probability
   ``short_probability`` (0.1) a document's target length is drawn uniformly from 1 to ``max_len − 2`` instead,
   so the model also sees short inputs.
-- ``spans`` (coCondenser): the same blocks, with ``max_len`` the span length, kept per document; documents
-  with fewer than two spans cannot give a pair and are dropped (as ``create_train_co.py`` drops them).
+- ``spans`` (coCondenser): each document's tokens cut end to end into windows of ``max_len − 2`` (a last window
+  of at least half that kept), regardless of sentence borders — the text spans DPTDR sets against sentences
+  (§4.5: spans "do not consider the borders of natural sentences"); documents with fewer than two spans cannot
+  give a pair and are dropped (as ``create_train_co.py`` drops them).
 - ``sentences`` (RIP): each passage's sentences, tokenised and cropped; passages of one sentence are dropped.
 
 The units are written to disk as they are cut (``Pieces``: ids, row and document offsets, memory-mapped), so a
@@ -67,26 +69,26 @@ def _pack(sentences: list[Ids], target: int) -> list[Ids]:
     return blocks + ([current] if current else [])
 
 
-def document_blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float,
-                    seed: int, window: int | None = None) -> Iterator[list[Ids]]:
-    """Each document's blocks (without special tokens), in document order."""
+def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
+           window: int | None = None) -> Iterator[Ids]:
+    """Condenser's training blocks: every document's blocks (without special tokens), one after the other."""
     rng, longest = random.Random(seed), max_len - 2
     for text in texts:
         target = rng.randint(1, longest) if rng.random() < short_probability else longest
-        yield _pack(_tokenised(tokenizer, text, window), target)
+        yield from _pack(_tokenised(tokenizer, text, window), target)
 
 
-def blocks(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
-           window: int | None = None) -> Iterator[Ids]:
-    """Condenser's training blocks: every document's blocks, one after the other."""
-    for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window):
-        yield from document
-
-
-def spans(tokenizer, texts: Iterable[str], max_len: int, short_probability: float, seed: int,
-          window: int | None = None) -> Iterator[list[Ids]]:
-    """coCondenser's documents as their spans, those with at least two."""
-    for document in document_blocks(tokenizer, texts, max_len, short_probability, seed, window):
+def spans(tokenizer, texts: Iterable[str], max_len: int) -> Iterator[list[Ids]]:
+    """coCondenser's documents as their spans, those with at least two: windows of ``max_len − 2`` tokens of the
+    whole text, end to end, the last kept when it holds at least half a window (a shorter one is a fragment, not a
+    span). Every document is cut the same way: no short target (Condenser's blocks draw one, which would leave only
+    the documents that drew it with two spans)."""
+    width = max_len - 2
+    for text in texts:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        document = [ids[start:start + width] for start in range(0, len(ids), width)]
+        if document and len(document[-1]) < (width + 1) // 2:
+            document.pop()
         if len(document) >= 2:
             yield document
 

@@ -35,7 +35,7 @@ def check_id(kind: str, value: str, where: str) -> None:
                                  f"TREC runs and qrels cannot represent it")
 
 
-def _lines(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     """Non-blank lines with their place (``file, line N``) for error messages."""
     with open(path) as handle:
         for number, line in enumerate(handle, start=1):
@@ -60,7 +60,7 @@ def parse_run_line(line: str, where: str) -> tuple[str, str, float]:
 
 def _run_lines(path: str | os.PathLike) -> Iterator[tuple[str, str, float]]:
     """(qid, docid, score) of each line of a six-column TREC run."""
-    for where, line in _lines(path):
+    for where, line in numbered_lines(path):
         yield parse_run_line(line, where)
 
 
@@ -133,7 +133,7 @@ def truncate_run(run: Run, depth: int) -> Run:
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read TREC qrels (``qid iteration docid relevance``, relevance an integer)."""
     qrels: Qrels = defaultdict(dict)
-    for where, line in _lines(path):
+    for where, line in numbered_lines(path):
         fields = line.split()
         try:
             if len(fields) != 4:
@@ -181,7 +181,7 @@ def read_topics(path: str | os.PathLike, qids: Collection[str] | None = None) ->
     """Read a ``qid<TAB>text`` topics file: one id, a non-empty text; only ``qids`` when given."""
     wanted = None if qids is None else set(qids)
     topics: dict[str, str] = {}
-    for where, line in _lines(path):
+    for where, line in numbered_lines(path):
         qid, tab, text = line.rstrip("\n").partition("\t")
         if not tab or not text.strip():
             raise MalformedFileError(f"{where}: expected query id<TAB>non-empty text: {line.rstrip()!r}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from ..contract.measures import GEOMETRY_METRICS, measure
 from ..contract.params import Config, ParamFunction, Wildcards, job_execution, is_beir
 from ..contract.paths import MLM_HEAD_RUN, PRETRAINED_DIR, pretrained_run
 from ..contract.retrieval import retrieval_layout
@@ -42,6 +43,10 @@ class DensePaths:
     dense_geometry: str = f"{DENSE}/geometry/{RETRIEVER}.json"
     untrained_geometry: str = f"{DENSE}/geometry/{UNTRAINED}/fold{{fold}}.json"
     dense_bm25_metrics: str = f"{DENSE}/metrics/{{dataset}}/bm25/fold{{fold}}.json"
+    # a run's passages judged by answer matching (datasets.<name>.answers), the qrels its evaluation reads
+    dense_judgments: str = f"{DENSE}/judgments/{RETRIEVER}.qrels"
+    untrained_judgments: str = f"{DENSE}/judgments/{UNTRAINED}.qrels"
+    bm25_judgments: str = f"{DENSE}/judgments/{{dataset}}/bm25.qrels"
     dense_target_run: str = f"{DENSE}/runs/{{target}}/{RETRIEVER}.run"
     dense_target_run_metadata: str = f"{DENSE}/runs/{{target}}/{RETRIEVER}.ir_metadata.yaml"
     dense_target_metrics: str = f"{DENSE}/metrics/{{target}}/{RETRIEVER}.json"
@@ -89,6 +94,13 @@ def _pretraining(config: Config, wildcards: Wildcards) -> dict:
 
 def _dense(config: Config) -> dict:
     return config["dense_retrieval"]
+
+
+def judged_depth(metrics: list[str]) -> int | None:
+    """How deep a run's passages are judged by answer matching: the largest cutoff of the dense tables' metrics
+    (Top-100 needs the top 100), or the whole run where a metric has no cutoff."""
+    cutoffs = [measure(name).params.get("cutoff") for name in metrics if name not in GEOMETRY_METRICS]
+    return None if None in cutoffs or not cutoffs else max(cutoffs)
 
 
 # a method's own training settings (DPR's open-QA recipe beside Tevatron's MS MARCO one: Condenser's Table 3)
@@ -191,6 +203,8 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "mining": _mining,
     "dense_search": _dense_search,
     "dense_metrics": lambda config, wc: list(_dense(config)["metrics"]),
+    "answer_judgments": lambda config, wc: {"answers": config["datasets"][wc["dataset"]]["answers"],
+                                            "depth": judged_depth(_dense(config)["metrics"])},
     "dense_evaluation": lambda config, wc: {"metrics": list(_dense(config)["metrics"]), "scope": "all",
                                             "drop_self_hits": is_beir(config, wc["target"])},
     "dense_table": lambda config, wc: dense_report_layout(config, wc["paper"], wc["table"]),

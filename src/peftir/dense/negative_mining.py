@@ -6,9 +6,19 @@ For each training query, ``sample`` (30) documents are drawn from the non-releva
 RocketQA's cross-encoder, whose score is a probability, with a threshold of 0.1. The reranker here is the
 pipeline's own trained one of the same fold (monoBERT by default), whose score is a logit trained by a pairwise
 loss, not a probability; so it is calibrated first (Platt scaling: a logistic regression of the judgements on
-the score, fitted on the scored candidates and judged relevant documents of a seeded sample of
-``calibration_queries`` training queries, all of them when there are fewer), and a candidate whose calibrated
-probability is below the threshold is a denoised negative; ``sample`` of them are drawn per query. The pool a
+the score), and a candidate whose calibrated probability is below the threshold is a denoised negative;
+``sample`` of them are drawn per query.
+
+What the probability is of is the calibration's choice. RocketQA's cross-encoder, whose 0.1 DPTDR takes, is a
+binary classifier trained on each query's judged positives and ``calibration_negatives`` (4, RocketQA's MS MARCO
+mix; its NQ one is 1) non-relevant candidates for each: its score is the probability of relevance at that class
+mix, high for what looks relevant whether or not it was judged. Fitted on every scored candidate instead (about
+one judged positive in 330 of a top 200 of two runs), the scaling would give the probability of being *judged*
+relevant at that rare prior: only a query's top one to three candidates reach 0.1, and the unjudged relevant ones
+RocketQA's denoising exists to remove stay. So the scaling is fitted on the judged relevant documents of a seeded
+sample of ``calibration_queries`` training queries (all of them when there are fewer) and, per positive,
+``calibration_negatives`` non-relevant candidates drawn from the query's top ``depth`` of both runs: the
+cross-encoder's own training mix, so the threshold means what RocketQA's does. The pool a
 retriever trains on: ``mined`` = the un-denoised negatives of both runs, ``denoised`` = those and the denoised
 ones (the paper's mixing ratio is not given; the union is ours, named in the README).
 
@@ -81,16 +91,38 @@ class Denoiser:
                                   candidates={qid: {doc: 0.0 for doc in candidates[qid]} for qid in qids})
         return rerank(self.model, data, qids, self.reranker["rerank"]["batch_size"], desc="denoise")
 
-    def calibrate(self, candidates: dict[str, list[str]], qrels: trec.Qrels) -> dict:
-        """Fit the Platt scaling on the candidates (and judged relevant documents) of these queries."""
-        self.platt = calibration(self.scores(candidates), qrels)
-        return {"method": "Platt scaling (sklearn LogisticRegression, C=1e6) of relevance on the score",
-                "queries": len(candidates), "coefficient": float(self.platt.coef_[0][0]),
-                "intercept": float(self.platt.intercept_[0])}
+    def calibrate(self, candidates: dict[str, list[str]], qrels: trec.Qrels, negatives_per_positive: int,
+                  rng: random.Random) -> dict:
+        """Fit the Platt scaling on these queries' judged relevant documents and ``negatives_per_positive``
+        non-relevant candidates drawn for each (``balanced``: the class mix of RocketQA's cross-encoder)."""
+        fitted = balanced(candidates, qrels, negatives_per_positive, rng)
+        self.platt = calibration(self.scores(fitted), qrels)
+        positives = sum(len(trec.relevant(qrels, qid)) for qid in fitted)
+        return {"method": "Platt scaling (sklearn LogisticRegression, C=1e6) of relevance on the score, on each "
+                          "query's judged relevant documents and non-relevant candidates drawn for each "
+                          "(RocketQA's cross-encoder's class mix)",
+                "queries": len(fitted), "negatives_per_positive": negatives_per_positive, "positives": positives,
+                "negatives": sum(map(len, fitted.values())) - positives,
+                "coefficient": float(self.platt.coef_[0][0]), "intercept": float(self.platt.intercept_[0])}
 
     def probabilities(self, candidates: dict[str, list[str]]) -> Scores:
         return {qid: {doc: float(expit(self.platt.coef_[0][0] * score + self.platt.intercept_[0]))
                       for doc, score in docs.items()} for qid, docs in self.scores(candidates).items()}
+
+
+def balanced(candidates: dict[str, list[str]], qrels: trec.Qrels, negatives_per_positive: int,
+             rng: random.Random) -> dict[str, list[str]]:
+    """Per query with a judged relevant document among its ``candidates``, those documents and
+    ``negatives_per_positive`` of its non-relevant candidates for each (all of them when fewer), drawn by ``rng``;
+    queries without one are left out (RocketQA's cross-encoder trains on queries with a positive)."""
+    fitted = {}
+    for qid in sorted(candidates):
+        judged = qrels.get(qid, {})
+        positives = [doc for doc in candidates[qid] if judged.get(doc, 0) > 0]
+        if positives:
+            negatives = [doc for doc in candidates[qid] if judged.get(doc, 0) <= 0]
+            fitted[qid] = positives + sampled(negatives, negatives_per_positive * len(positives), rng)
+    return fitted
 
 
 def _candidates(indexes: list[RunIndex], qids: list[str], depth: int) -> dict[str, list[list[str]]]:
@@ -124,7 +156,8 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
         fitted_on = sorted(random.Random(reranker["seed"]).sample(qids, min(reranker["calibration_queries"],
                                                                             len(qids))))
         facts["calibration"] = denoiser.calibrate(_judged(_candidates(indexes, fitted_on, mining["depth"]), qrels),
-                                                  qrels)
+                                                  qrels, reranker["calibration_negatives"],
+                                                  random.Random(f"{reranker['seed']}:calibration"))
         facts |= {"threshold": reranker["threshold"], "candidates_below": 0, "candidates_at_or_above": 0,
                   "relevant_at_or_above": 0}
 
@@ -144,6 +177,8 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
                     yield qid, {doc: -rank for rank, doc in enumerate(sorted(pool))}
 
     trec.write_run(output, pools(), tag=RANK_TAG)
+    if denoiser:
+        facts["candidates_at_or_above_per_query"] = facts["candidates_at_or_above"] / max(1, len(qids))
     write_json(summary, facts)
     return facts
 

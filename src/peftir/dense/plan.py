@@ -159,6 +159,14 @@ def dense_figure_files(config: Config) -> list[str]:
             for paper, name in (report.split("/") for report in dense_figure_names(config))]
 
 
+def judgments(config: Config, wildcards: Mapping[str, str], path: str) -> str:
+    """The qrels a dense evaluation reads: the dataset's own, or, where its runs are judged by answer matching
+    (``datasets.<name>.answers``), the run's judgments at ``path`` (``PATHS.dense_judgments`` and its kin)."""
+    if config["datasets"][wildcards["dataset"]].get("answers"):
+        return path.format(**wildcards)
+    return CORE.qrels.format(dataset=wildcards["dataset"])
+
+
 def attention_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
     """An attention entropy job reads the dataset's documents and its backbone (made by the workflow where it is
     ``pretrained:<run>``), or, fine-tuned, the retriever's trained encoder (full fine-tuning saves it whole)."""

@@ -27,10 +27,13 @@ def evaluated_qids(qrels: Qrels, qids: list[str] | None = None) -> list[str]:
     return sorted(q for q in candidates if any(rel > 0 for rel in qrels.get(q, {}).values()))
 
 
-def evaluate_run(run: Run, qrels: Qrels, metrics: list[str], qids: list[str] | None = None) -> PerQuery:
-    """Per-query metric values (by metric name) on the evaluated queries among ``qids``."""
-    keep = evaluated_qids(qrels, qids)
-    judged = {qid: qrels[qid] for qid in keep}
+def evaluate_run(run: Run, qrels: Qrels, metrics: list[str], qids: list[str] | None = None,
+                 every_query: bool = False) -> PerQuery:
+    """Per-query metric values (by metric name) on the evaluated queries among ``qids``; with ``every_query``,
+    on all of ``qids`` (a question whose judgments hold no relevant passage scores 0: answer-judged runs, whose
+    judgments are only what the run retrieved, ``peftir.evaluation.answers``)."""
+    keep = sorted(qids if every_query and qids is not None else evaluated_qids(qrels, qids))
+    judged = {qid: qrels.get(qid, {}) for qid in keep}
     answered = {qid: docs for qid, docs in run.items() if qid in judged and docs}
     per_query: PerQuery = {qid: {name: 0.0 for name in metrics} for qid in keep}
     by_provider: dict = {}
@@ -56,24 +59,26 @@ def metric_summary(per_query: PerQuery, metrics: list[str]) -> dict:
 
 
 def evaluate_fold(run_path: str | os.PathLike, qrels_path: str | os.PathLike, folds_path: str | os.PathLike,
-                  fold: str, metrics: list[str], depth: int | None = None) -> dict:
+                  fold: str, metrics: list[str], depth: int | None = None, every_query: bool = False) -> dict:
     """Summary (``metric_summary``) of a run file on the test queries of ``fold``, with the evaluated queries the
     run has no document for (they score 0, and are reported); ``depth`` cuts the run first
     (BM25 as a reference row, at the depth the rerankers see). What the evaluate rule writes and the audit redoes."""
     return evaluate_queries(run_path, qrels_path, folds.rotation(folds.read_folds(folds_path), fold)["test"], metrics,
-                            depth)
+                            depth, every_query=every_query)
 
 
 def evaluate_queries(run_path: str | os.PathLike, qrels_path: str | os.PathLike, test: list[str], metrics: list[str],
-                     depth: int | None = None, drop_self_hits: bool = False) -> dict:
+                     depth: int | None = None, drop_self_hits: bool = False, every_query: bool = False) -> dict:
     """``evaluate_fold`` on the given test queries; with ``drop_self_hits``, a retrieved document whose id is the
-    query's own is left out first (BEIR's evaluation: in ArguAna and Quora a query is also a document)."""
+    query's own is left out first (BEIR's evaluation: in ArguAna and Quora a query is also a document); with
+    ``every_query``, each test query counts (``evaluate_run``)."""
     run = read_run(run_path, test, depth)
     if drop_self_hits:
         run = {qid: {doc: score for doc, score in docs.items() if doc != qid} for qid, docs in run.items()}
     qrels = read_qrels(qrels_path)
-    summary = metric_summary(evaluate_run(run, qrels, metrics, test), metrics)
-    missing = report_missing(answered_queries(run), evaluated_qids(qrels, test), str(run_path))
+    summary = metric_summary(evaluate_run(run, qrels, metrics, test, every_query), metrics)
+    counted = sorted(test) if every_query else evaluated_qids(qrels, test)
+    missing = report_missing(answered_queries(run), counted, str(run_path))
     return {**summary, "missing_from_run": missing}
 
 
@@ -119,7 +124,8 @@ SCOPED_EVALUATIONS = ("splade_evaluation", "dense_evaluation")
 def evaluation_summary(run_path: str, qrels_path: str, folds_path: str, fold: str, evaluation: Mapping,
                        flops: str | None = None) -> dict:
     """What an evaluate job writes (``measure_run``) and the audit recomputes: ``evaluate_scoped`` for a scoped
-    evaluation, else ``evaluate_fold`` on the fold's test queries."""
+    evaluation, else ``evaluate_fold`` on the fold's test queries; with ``evaluation['answers']`` (the dataset's
+    ``answers``), ``qrels_path`` is the run's answer judgments and every test question counts."""
     scoped = [evaluation[name] for name in SCOPED_EVALUATIONS if name in evaluation]
     if scoped:
         return evaluate_scoped(run_path, qrels_path, folds_path, fold, flops, scoped[0])
@@ -127,7 +133,8 @@ def evaluation_summary(run_path: str, qrels_path: str, folds_path: str, fold: st
     if metrics is None:
         raise ValueError(f"an evaluation names its metrics in one of {METRIC_PARAMS + SCOPED_EVALUATIONS}, "
                          f"not in {sorted(evaluation)}")
-    return evaluate_fold(run_path, qrels_path, folds_path, fold, metrics, evaluation.get("depth"))
+    return evaluate_fold(run_path, qrels_path, folds_path, fold, metrics, evaluation.get("depth"),
+                         every_query=bool(evaluation.get("answers")))
 
 
 def measure_run(run_path: str, qrels_path: str, folds_path: str, fold: str, evaluation: Mapping, output: str,

@@ -197,6 +197,21 @@ def _check_dataset(name: str, spec: dict) -> None:
     if "path" in spec["folds"]:
         _check_folds_file(f"{key}.folds", spec["folds"])
     _check_train_pairs(key, spec)
+    _check_answers(key, spec)
+
+
+def _check_answers(key: str, spec: dict) -> None:
+    """Runs judged by answer matching need questions that carry their answers (ir_datasets' dpr-w100 splits)."""
+    import ir_datasets
+
+    if not spec.get("answers"):
+        return
+    for source in list((spec.get("splits") or {}).values()) or list(spec.get("topics") or [spec["irds"]]):
+        fields = ir_datasets.load(source).queries_cls()._fields
+        if "answers" not in fields:
+            raise ConfigError(f"config key {key}.answers = {spec['answers']!r}: {source}'s queries have no answers "
+                              f"(fields: {', '.join(fields)}); answer matching needs questions with answers, such as "
+                              f"dpr-w100/natural-questions/dev")
 
 
 def _check_train_pairs(key: str, spec: dict) -> None:

@@ -84,11 +84,15 @@ SUMMARIES = {"dense_metrics": "retriever_summary", "dense_target_metrics": "retr
 TRAINED_AS = ("splade", "retriever", "reranker")       # the wildcard naming a trained run's method
 
 
-def _trained(path: str) -> tuple[int, float | None]:
-    """A training summary's trainable parameters and, where it says, their share of the model (SPLADE's)."""
+def _trained(path: str) -> tuple[int, float | None, int | None]:
+    """A training summary's parameters as the papers count them: those the trained model keeps (``kept_parameters``:
+    a DPT prompt set without the reparametrisation MLP that generated it, which is thrown away), their share of the
+    model where the summary says (SPLADE's), and those training updated where they are more (the MLP's included)."""
     with open(path) as handle:
         summary = json.load(handle)
-    return int(summary["trainable_parameters"]), summary.get("percent_trainable")
+    trained = int(summary["trainable_parameters"])
+    kept = int(summary.get("kept_parameters", trained))
+    return kept, summary.get("percent_trainable"), trained if trained != kept else None
 
 
 def _summary_of(path: str, summary: str, counts: dict) -> str:
@@ -157,18 +161,21 @@ def _reference_key(cell: dict) -> tuple:
     return cell["dataset"], "untrained", cell["backbone"]
 
 
-def _printed_count(count: int | None, percent: float | None) -> str:
-    """The parameters column: the paper's count (``format_count``), with the trainable share where known."""
+def _printed_count(count: int | None, percent: float | None, trained: int | None = None) -> str:
+    """The parameters column: the paper's count of what the model keeps (``format_count``), with the trainable
+    share where known, and what training updated beside it where that was more ("1.6M; 26M trained")."""
     if count is None:
         return "-"
-    return format_count(count) + ("" if percent is None else f" ({percent:.2f}%)")
+    return (format_count(count) + ("" if percent is None else f" ({percent:.2f}%)")
+            + ("" if trained is None else f"; {format_count(trained)} trained"))
 
 
 def _where(row_index: int, row: dict, column: dict, metric: str, kind: str, count: int | None,
-           percent: float | None = None) -> dict:
+           percent: float | None = None, trained: int | None = None) -> dict:
     return {"cell": retrieval_cell_id(row, column), "row_kind": kind, "group": "", "ranker": "",
             "row": str(row_index), "label": row["label"] + (DAGGER if kind == REPORTED_ROW else ""),
-            "trainable_parameters": count, "printed_parameters": _printed_count(count, percent),
+            "trainable_parameters": count, "trained_parameters": trained,
+            "printed_parameters": _printed_count(count, percent, trained),
             "dataset": column["label"], "dataset_label": column["label"], "metric": metric,
             "source": (row.get("reported") or {}).get("source")}
 

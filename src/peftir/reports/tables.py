@@ -22,6 +22,8 @@ from .cells import RunRecord, table_cells
 P_NOTE = r"$^{*}p \le 0.05$, $^{**}p \le 0.01$ (1-tailed)"
 PARAMETERS = "# of trainable parameters"
 ROW_TITLE = "Fine-tuning method"   # shown above the row labels
+# trainable_parameters: what the deployed model keeps of its training (the papers' count); where training updated
+# more (DPTDR's reparameterisation MLP, dropped after training) the JSON's trained_parameters holds that count
 CSV_COLUMNS = ["cell", "row_kind", "group", "label", "row", "trainable_parameters", "dataset", "metric", "method",
                "value", "printed", "stars", "p_value", "n_runs"]
 

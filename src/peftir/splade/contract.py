@@ -46,8 +46,8 @@ class SpladePaths:
 PATHS = SpladePaths()
 
 
-# a method's own training settings (Table 2's λ's, Tables 4-6's budgets)
-SPLADE_OVERRIDES = ("steps", "batch_size", "validate_every", "warmup_steps", "regularisation")
+# a method's own training settings (Table 2's λ's, Tables 4-6's budgets, Table 5's rounds' hard negatives)
+SPLADE_OVERRIDES = ("steps", "batch_size", "validate_every", "warmup_steps", "regularisation", "negative_depth")
 
 
 def _sparse(config: Config) -> dict:

@@ -85,8 +85,7 @@ def _documents(objective: str, tokenizer, texts: Iterable[str], settings: dict) 
         return ([block] for block in pretraining_text.blocks(tokenizer, texts, settings["max_len"],
                                                               settings["short_probability"], settings["seed"], window))
     if units == "spans":
-        return pretraining_text.spans(tokenizer, texts, settings["max_len"], settings["short_probability"],
-                                      settings["seed"], window)
+        return pretraining_text.spans(tokenizer, texts, settings["max_len"])
     return pretraining_text.sentences(tokenizer, texts, settings["max_len"], window)
 
 
