@@ -391,3 +391,18 @@ def test_an_undefined_test_is_never_starred() -> None:
     assert star(math.nan) == star(None) == star(0.051) == "" and star(0.05) == "*"
     assert ttest_two_sided([0.9, 1.0, 0.95], [0.1, 0.2, 0.15]) == pytest.approx(
         ttest_ind([0.9, 1.0, 0.95], [0.1, 0.2, 0.15]).pvalue, rel=1e-12)
+
+
+def test_every_clir_cells_runs_name_their_language_pair_so_averages_pair_by_pair_and_query():
+    """The pair comes from each run's metrics file, as the workflow names it: a reranker's and the pre-ranker's."""
+    from peftir.clir.contract import PATHS as CLIR_PATHS
+    from peftir.clir.reports import with_pairs
+    from peftir.evaluation.significance import query_scores
+
+    paths = [CLIR_PATHS.clir_metrics.format(pair=pair, prerank="dense", system="ra_doc", ranking="adapter-rf16", seed=1,
+                                            fold="1") for pair in ("en-de", "en-fi")]
+    paths.append(CLIR_PATHS.clir_prerank_metrics.format(pair="de-fi", prerank="dense", fold="1"))
+    cell = with_pairs({"runs": [{"seed": 1, "fold": "1", "metrics_file": path, "per_query": {"q1": 0.5}}
+                                for path in paths]})
+    assert [run["pair"] for run in cell["runs"]] == ["en-de", "en-fi", "de-fi"]
+    assert sorted(query_scores(cell)) == ["de-fi/q1", "en-de/q1", "en-fi/q1"]      # one query id, three queries

@@ -199,6 +199,20 @@ def test_a_dense_table_cell_is_the_mean_of_its_runs_and_tested_paired_against_th
     assert dpt["trainable_parameters"] == 100 and cells["BM25 | MRR@10"]["trainable_parameters"] is None
 
 
+def test_a_retrieval_tables_star_averages_seeds_per_query_before_pairing():
+    """Three seeds of the same 4 queries: 4 pairs of per-query means, not 12 (fold, seed, query) tuples that would
+    count each query three times."""
+    def cell(name: str, base: float) -> dict:
+        return {"cell": name, "runs": [{"fold": "1", "seed": seed, "per_query": {f"q{i}": base + 0.01 * i * seed
+                                                                                  for i in range(4)}}
+                                       for seed in (1, 2, 3)]}
+
+    values, baseline = dense.paired_values(cell("DPT", 0.3), cell("FT", 0.2))
+    assert len(values) == 4
+    assert values == pytest.approx([0.3 + 0.01 * i * 2 for i in range(4)])         # the mean over seeds 1, 2, 3
+    assert dense.paired_p(values, baseline) == pytest.approx(stats.ttest_rel(values, baseline).pvalue)
+
+
 def test_a_dense_table_refuses_a_missing_run_or_a_file_it_does_not_show(table_files, tmp_path):
     metrics, summaries = table_files
     with pytest.raises(ValueError, match="the table needs"):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from peftir.evaluation.significance import significance_table
 from peftir.reports.page import anchor, build_page, make_page, shown
 from peftir.reports.reported import ReportedCell, ReportedTable
 from peftir.reports.scorecard import build_scorecard
+from peftir.reports.significance_tables import companion
 
 RUNS = [{"fold": "1", "seed": 1, "metrics_file": "results/metrics/d/r/full/fold1-seed1.json", "value": 0.3,
          "per_query": {"q1": 0.2, "q2": 0.4}},
@@ -29,7 +29,7 @@ CELLS = [cell("full", 0.25), cell("prefix", 0.2712, "*", "twinbert:full:vaswani:
          cell("lora", 0.2401, "", "twinbert:full:vaswani:P@20")]
 TABLE = ReportedTable("table5", "Table 5", "", "twinbert:full", (
     ReportedCell("twinbert:full:robust04:P@20", "0.3059", 0.3059, "", "TwinBERT Full FT", "Robust04 P@20"),
-    ReportedCell("twinbert:prefix:robust04:P@20", "0.3117", 0.3117, "", "TwinBERT Prefix", "Robust04 P@20")),
+    ReportedCell("twinbert:prefix:robust04:P@20", "0.3117", 0.3117, "**", "TwinBERT Prefix", "Robust04 P@20")),
     {}, ())
 SETTINGS = {"test": "t", "correction": "holm", "alpha": 0.05, "permutations": 200, "seed": 1}
 
@@ -68,7 +68,7 @@ def page(tmp_path) -> tuple[str, Page]:
                                           "budget": "embedded"}, "table5", "the paper")
     tables = [{"report": "table5", "paper": "semi-siamese", "cells": CELLS, "scorecard": card,
                "scorecard_figure": "results/figures/table5.repro.png",
-               "significance": significance_table(CELLS, SETTINGS, "table5")}]
+               "significance": companion(CELLS, SETTINGS, "table5", TABLE, {"robust04": "vaswani"})}]
     figures = [{"report": "figure4", "paper": "semi-siamese", "png": "results/figures/figure4.png",
                 "pdf": "results/figures/figure4.pdf"}]
     text = build_page({"semi-siamese": "Jung et al."}, tables, figures,
@@ -99,7 +99,8 @@ def test_the_companions_numbers_are_theirs(tmp_path):
     text, parsed = page(tmp_path)
     assert ("#" + anchor("table5", "twinbert:prefix:vaswani:P@20"), "0.2712*") in parsed.links
     assert "0.3117" in text and "-0.0405" in text                     # reported and the difference
-    assert "Significance: 1 stars as published" in text
+    assert "Significance: 1 significant in the paper, 2 after holm (1 kept, 0 lost, 0 gained)" in text
+    assert "** (sig. better)" in text and "table's own stars" in text
     assert "../figures/table5.repro.png" in text and "../figures/figure4.png" in text
     assert "peftir audit results/figures/figure4.pdf" in text
 
@@ -108,7 +109,7 @@ def test_make_page_reads_the_twins_and_writes_the_page(tmp_path):
     card = build_scorecard(CELLS, TABLE, {"tolerance": 0.05, "stand_ins": {}, "budget": "paper"}, "table5", "p")
     files = {}
     for name, document in (("json", CELLS), ("scorecard", card),
-                           ("significance", significance_table(CELLS, SETTINGS, "table5"))):
+                           ("significance", companion(CELLS, SETTINGS, "table5", TABLE, {"robust04": "vaswani"}))):
         files[name] = str(tmp_path / f"{name}.json")
         (tmp_path / f"{name}.json").write_text(json.dumps(document))
     output = tmp_path / "report" / "index.html"

@@ -409,6 +409,7 @@ def test_the_audit_fails_naming_the_tampered_file(workflow, what):
 
 
 SCORECARD, SIGNIFICANCE = "results/tables/table5.repro.tex", "results/tables/table5.significance.tex"
+SCORECARD_FIGURE = "results/figures/table5.repro.pdf"
 
 
 @pytest.mark.integration
@@ -434,10 +435,16 @@ def test_each_run_records_the_significance_test_it_is_evaluated_with(workflow):
 
 @pytest.mark.integration
 def test_the_companions_audit_down_to_the_runs_and_a_changed_byte_is_named(workflow):
-    for report in (SCORECARD, SIGNIFICANCE):
+    for report in (SCORECARD, SCORECARD_FIGURE, SIGNIFICANCE):
         done = audit(workflow, report=report)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert "audit passed" in done.stdout and "(ir_measures agrees)" in done.stdout   # the table cells' chains
+    with tampered(workflow / SCORECARD_FIGURE, lambda b: b[:-64] + b"%" * 64):
+        redrawn = audit(workflow, "--skip-config", report=SCORECARD_FIGURE)
+    assert redrawn.returncode == 1 and SCORECARD_FIGURE in redrawn.stdout, redrawn.stdout[-2000:]
+    refused = audit(workflow, report="results/tables/table5.repro.csv")      # a twin: audited through its .tex
+    assert refused.returncode == 2 and "scorecard csv, which the audit does not check alone" in refused.stdout
+    assert "….repro.pdf" in refused.stdout and "significance companion" in refused.stdout
     one = audit(workflow, "--cell", CELL, "--skip-config", report=SCORECARD)
     assert one.returncode == 0 and f"cell {CELL}" in one.stdout
     changes = [(SCORECARD.replace(".tex", ".json"), lambda b: b.replace(b'"compared": ', b'"compared": 1', 1)),

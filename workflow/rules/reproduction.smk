@@ -37,7 +37,8 @@ rule significance:
     log:
         PATHS.log("significance", "{report}"),
     params:
-        **params_of("significance", "significance"),
+        **params_of("significance", "significance", "stand_ins"),
+        reported=reported_of(lambda wc: [plan.reported_file(config, wc.report)]),
     threads: threads_of("significance")
     resources:
         **resources_of("significance"),

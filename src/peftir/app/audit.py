@@ -50,11 +50,10 @@ from ..provenance import records
 from ..provenance.code_version import changed, code_version
 from .rescore import rescore
 from ..errors import ActionableError
-from ..evaluation.significance import significance_table
 from ..pipeline import plan
 from ..reports import scorecard
 from ..reports.figures import rendered
-from ..reports.significance_tables import render_significance_latex
+from ..reports.significance_tables import companion_of, render_significance_latex
 from ..clir import plan as clir_plan
 from ..dense import plan as dense_plan
 from ..semi_siamese import plan as semi_siamese_plan
@@ -81,7 +80,7 @@ TRAINED = ("weights", "first_stage_weights", "ranking_module", "retriever_model"
 # The report kinds ``audit`` accepts, and what each is made of.
 REPORTS = {"table_tex": "cell", "figure_pdf": "bar", "clir_table_tex": "cell", "clir_figure_pdf": "point",
            "dense_table_tex": "cell", "splade_table_tex": "cell", "dense_figure_pdf": "point",
-           "scorecard_tex": "table cell", "significance_tex": "table cell"}
+           "scorecard_tex": "table cell", "scorecard_pdf": "table cell", "significance_tex": "table cell"}
 
 
 class AuditFailure(Exception):
@@ -382,10 +381,10 @@ def stale(record: dict, config: dict, checkout: Path) -> str | None:
 def planned(record: dict, config: dict, report: str) -> tuple[dict[str, list[str]], str]:
     """The inputs the current config gives the job that made ``report``, by name, and the settings they follow."""
     kind = (artefact(report) or ("",))[0]
-    if kind in ("scorecard_tex", "significance_tex"):
+    if kind in ("scorecard_tex", "scorecard_pdf", "significance_tex"):
         wanted = plan.scorecard_input(config, record["wildcards"]["report"])
         return ({name: [files] if isinstance(files, str) else files for name, files in wanted.items()
-                 if kind == "scorecard_tex" or name == "table"}, "reproduction.reported, original_runs")
+                 if kind != "significance_tex" or name == "table"}, "reproduction.reported, original_runs")
     kind = "tables" if "table" in record["wildcards"] else "figures"
     name = record["wildcards"]["table" if kind == "tables" else "figure"]
     if (artefact(report) or ("",))[0] == "dense_figure_pdf":
@@ -777,10 +776,16 @@ def significance_cells(auditor: Auditor, tex_path: str, record: dict, cells: lis
     json_path = next(iter(record["outputs"]["json"]))
     stored = json.loads(Path(json_path).read_text())
     (table_json,) = record["inputs"]["table"]
-    remade = json.loads(json.dumps(significance_table(json.loads(Path(table_json).read_text()),
-                                                      record["params"]["significance"], record["wildcards"]["report"])))
-    if remade != stored:
-        auditor.fail(json_path, "its tests differ from those its table and recorded settings give")
+    (reported,) = record["params"]["reported"]
+    try:
+        made = companion_of(json.loads(Path(table_json).read_text()), record["params"]["significance"],
+                            record["wildcards"]["report"], reported, record["params"]["stand_ins"],
+                            str(auditor.checkout))
+    except (ActionableError, FileNotFoundError) as problem:
+        auditor.fail(reported["path"], f"is not the reported file {tex_path} was made with: {problem}")
+    if json.loads(json.dumps(made)) != stored:
+        auditor.fail(json_path, "its tests, or the paper's marks beside them, differ from those its table, "
+                                "reported file and recorded settings give")
     if render_significance_latex(stored) != Path(tex_path).read_text():
         auditor.fail(tex_path, f"is not the LaTeX rendering of {json_path}")
     pairs = [(row["cell"], row["against"]) for row in stored["comparisons"]]
@@ -792,9 +797,21 @@ def significance_cells(auditor: Auditor, tex_path: str, record: dict, cells: lis
     return table_behind(auditor, tex_path, record, wanted, say) if wanted else []
 
 
+def scorecard_figure(auditor: Auditor, pdf_path: str, record: dict, cells: list[str] | None,
+                     say: Callable[[str], None]) -> list[dict] | None:
+    """Check a scorecard's ER-vs-ΔRI figure: the scorecard job that drew it wrote its LaTeX and JSON twin too, so the
+    figure is audited as that scorecard is (``scorecard_cells``: remade, redrawn byte for byte, its cells traced)."""
+    tex = next(iter(record["outputs"]["tex"]))
+    return scorecard_cells(auditor, tex, auditor.verify(tex, inputs=False), cells, say)
+
+
 CHECKS = {**TABLES, "figure_pdf": figure_bars, "clir_figure_pdf": clir_figure_points,
           "dense_figure_pdf": dense_figure_points, "scorecard_tex": scorecard_cells,
-          "significance_tex": significance_cells}
+          "scorecard_pdf": scorecard_figure, "significance_tex": significance_cells}
+# what a refusal lists: the files ``audit`` accepts, by the paths they have
+ACCEPTED = ("a table's .tex (results/tables/…), its scorecard (….repro.tex, or its ER-vs-ΔRI figure "
+            "results/figures/….repro.pdf) or significance companion (….significance.tex), a figure's .pdf "
+            "(results/figures/…), each as the workflow wrote it")
 
 
 def audit(report: str, checkout: Path, cells: list[str] | None = None, check_config: bool = True,
@@ -805,7 +822,9 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     to re-score from the run's weights (0: none). ``left_out``: files a crate left out by design."""
     kind = (artefact(report) or ("",))[0]
     if kind not in CHECKS:
-        say(f"{report} is neither a table's .tex nor a figure's .pdf under results/")
+        what = f"a {kind.replace('_', ' ')}, which the audit does not check alone" if kind else \
+            "not a path the workflow writes"
+        say(f"{report}: {what}; the audit accepts {ACCEPTED}")
         return 2
     auditor = Auditor(left_out=dict(left_out or {}), checkout=Path(checkout))
     auditor.cell = "(table)" if kind.endswith("_tex") else "(figure)"

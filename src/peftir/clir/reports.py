@@ -131,11 +131,19 @@ def _columns(layout: dict) -> list[tuple[str, str]]:
     return [(pair, label) for pair, label in layout["columns"]] + [(AVG, AVG_LABEL)]
 
 
+def with_pairs(cell: dict) -> dict:
+    """``cell`` with each run's language pair named (from its metrics file's path), so an average over pairs, whose
+    query ids recur in every pair, is paired query by query as (pair, query) (``peftir.evaluation.significance``)."""
+    for run in cell["runs"]:
+        run["pair"] = (ARTEFACTS.match(run["metrics_file"]) or ("", {}))[1].get("pair")
+    return cell
+
+
 def prerank_cell(layout: dict, files: dict[str, str], column: str, column_label: str, metrics: MetricFiles) -> dict:
     """The pre-ranker's cell of a column: its reference row, never tested (the rerankers are tested against it)."""
     system, metric = layout["prerank"]["system"], layout["metric"]
     paths = [files[pair] for pair in _pairs(layout, column)]
-    return (_reference_cell(system, {column: paths}, column, metric, metrics)
+    return (with_pairs(_reference_cell(system, {column: paths}, column, metric, metrics))
             | _where(REFERENCE_ROW, "", "", system, layout["prerank"]["label"], None, "-", column, column_label,
                      metric))
 
@@ -183,7 +191,7 @@ def translated_cell(layout: dict, files: dict[str, str], column: str, column_lab
                 "rounding": None, "per_seed": None, "ttest": None, "candidates": None, "runs": [],
                 "note": f"not run: needs the pair's test queries translated into the documents' language "
                         f"({', '.join(key + '.' + pair for pair in missing)} not given)"} | where
-    cell = _reference_cell(NMT_BM25, {column: [files[pair] for pair in pairs]}, column, metric, metrics)
+    cell = with_pairs(_reference_cell(NMT_BM25, {column: [files[pair] for pair in pairs]}, column, metric, metrics))
     for run, pair in zip(cell["runs"], pairs):
         path = row["translations"][pair]
         run["translations"] = {"file": path, "sha256": sha256(path)}
@@ -195,7 +203,7 @@ def system_cell(layout: dict, row: dict, ranking: str, runs: dict[RunKey, RunRec
     """A reranker's cell of a column: the mean of its runs' metric means over the column's pairs × seeds."""
     records = [runs[pair, row["system"], ranking, seed] for pair in _pairs(layout, column) for seed in layout["seeds"]]
     count = records[0].trainable_parameters
-    return (run_cell(records, layout["metric"], metrics)
+    return (with_pairs(run_cell(records, layout["metric"], metrics))
             | _where(METHOD_ROW, GROUPS[row["module"]], "", row["system"], row["label"], count, format_count(count),
                      column, column_label, layout["metric"]))
 

@@ -57,5 +57,7 @@ PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
                                                                                            "budget")},
                                         "original_runs": config["reproduction"]["original_runs"].get(wc["report"])},
     "significance": lambda config, wc: config["significance"],
+    # the datasets a build scores in place of a paper's (vaswani for Robust04), to find the paper's number of a cell
+    "stand_ins": lambda config, wc: config["reproduction"]["stand_ins"],
     "budget": lambda config, wc: config["reproduction"]["budget"],
 })

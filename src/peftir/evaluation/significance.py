@@ -5,16 +5,19 @@ correction for the many comparisons a table makes. Here each table's family of c
 test stars, against the cell it is tested against — is tested again on per-query scores (Urbano et al., SIGIR 2019;
 Sakai's guidance; Ihemelandu & Ekstrand, SIGIR 2023):
 
-- **paired** where both cells score the same queries, each query once per seed (a query's score is its mean over the
-  cell's seeds): Student's paired t-test and a paired randomisation (sign-flip permutation) test, the mean
-  difference with the t distribution's 95 % confidence interval and Cohen's d_z (mean difference over the standard
-  deviation of the differences);
-- **unpaired** where they do not (a CLIR average pools language pairs that share query ids): Welch's t-test, a
-  permutation test of the group labels, the Welch interval and Cohen's d (pooled standard deviation);
+- **paired** where both cells score the same queries — a query is its id within its collection (a CLIR average's
+  runs name their language pair, so it pairs by (pair, query)), and its score is its mean over the cell's seeds (and
+  over folds only where a query is tested in several), so seeds never count as extra queries: Student's paired
+  t-test and a paired randomisation (sign-flip permutation) test, the mean difference with the t distribution's 95 %
+  confidence interval and Cohen's d_z (mean difference over the standard deviation of the differences);
+- **unpaired** only where they cannot be paired, each such comparison naming why (``unpaired_reason``: the cells
+  score different queries, or a run pools collections it does not name): Welch's t-test, a permutation test of the
+  group labels, the Welch interval and Cohen's d (pooled standard deviation);
 - the configured test's p-values corrected over the table's family by Holm's step-down method (default) or
   Bonferroni's (statsmodels' ``multipletests``), significance at the configured alpha after correction.
 
-All two-sided; the permutation tests are seeded, so a rerun gives the same p-values.
+All two-sided; the permutation tests are seeded, so a rerun gives the same p-values. The intervals are each
+comparison's own (unadjusted for the family), where the p-values are adjusted: said where they are shown.
 """
 from __future__ import annotations
 
@@ -32,18 +35,33 @@ CONFIDENCE = 0.95
 
 
 def query_scores(cell: Mapping[str, Any]) -> dict[str, float] | None:
-    """A cell's score per query: the mean over its runs (seeds) that hold the query; None where two runs of one
-    seed hold the same query (runs of several collections pooled), which no query-wise pairing can undo."""
+    """A cell's score per query — a query named by its collection where the run names one (a CLIR run's ``pair``)
+    and its id — the mean over the cell's runs (seeds, folds) that hold it; None where two runs of one seed and
+    fold hold the same query of the same collection (collections pooled without their names), which no pairing
+    can undo."""
     seen: set[tuple] = set()
     by_query: dict[str, list[float]] = defaultdict(list)
     for run in cell["runs"] or []:
         for qid, value in run["per_query"].items():
-            key = (run.get("seed"), qid)
+            query = f"{run['pair']}/{qid}" if run.get("pair") else qid
+            key = (run.get("seed"), run.get("fold"), query)
             if key in seen:
                 return None
             seen.add(key)
-            by_query[qid].append(value)
-    return {qid: statistics.fmean(values) for qid, values in by_query.items()}
+            by_query[query].append(value)
+    return {query: statistics.fmean(values) for query, values in by_query.items()}
+
+
+def unpaired_reason(mine: dict[str, float] | None, theirs: dict[str, float] | None) -> str | None:
+    """Why two cells' per-query scores cannot be paired, or None when they can."""
+    if mine is None or theirs is None:
+        return "a run pools collections whose query ids recur, without naming them"
+    if set(mine) != set(theirs):
+        return (f"the cells score different queries ({len(set(mine) - set(theirs))} only in the cell, "
+                f"{len(set(theirs) - set(mine))} only in the baseline)")
+    if len(mine) < 2:
+        return "fewer than two queries"
+    return None
 
 
 def pooled_scores(cell: Mapping[str, Any]) -> list[float]:
@@ -62,7 +80,8 @@ def _finite(value: float) -> float | None:
 def compare(cell: Mapping[str, Any], baseline: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
     """One comparison of ``cell`` with ``baseline``: paired where both score the same queries, else unpaired."""
     mine, theirs = query_scores(cell), query_scores(baseline)
-    paired = mine is not None and theirs is not None and set(mine) == set(theirs) and len(mine) > 1
+    reason = unpaired_reason(mine, theirs)
+    paired = reason is None
     rng = np.random.default_rng(settings["seed"])
     if paired:
         queries = sorted(mine)
@@ -89,12 +108,13 @@ def compare(cell: Mapping[str, Any], baseline: Mapping[str, Any], settings: Mapp
                            / (len(x) + len(y) - 2)) if len(x) > 1 and len(y) > 1 else 0.0
         effect = None if pooled == 0 else float(np.mean(x) - np.mean(y)) / pooled
         sizes, kind = (len(x), len(y)), "Cohen's d (pooled SD)"
-    return {"cell": cell["cell"], "against": baseline["cell"], "paired": paired, "n": sizes[0],
+    return {"cell": cell["cell"], "against": baseline["cell"], "paired": paired, "unpaired_reason": reason,
+            "n": sizes[0],
             "n_baseline": sizes[1], "mean_difference": float(np.mean(x) - np.mean(y)),
             "ci_low": _finite(interval[0]), "ci_high": _finite(interval[1]), "effect_size": effect,
             "effect_size_kind": kind, "p_t": None if t is None else _finite(t.pvalue),
             "p_permutation": None if permutation is None else _finite(permutation.pvalue),
-            "published_stars": cell.get("stars") or "", "published_p": cell.get("p_value")}
+            "table_stars": cell.get("stars") or "", "table_p": cell.get("p_value")}
 
 
 def corrected(p_values: list[float | None], method: str) -> list[float | None]:
@@ -120,18 +140,13 @@ def family(cells: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapp
 
 
 def significance_table(cells: list[Mapping[str, Any]], settings: Mapping[str, Any], report: str) -> dict:
-    """Every comparison of a table (``family``), tested, corrected over the family, with a summary of how the
-    corrected significance differs from the paper's stars."""
+    """Every comparison of a table (``family``), tested and corrected over the family (the paper's own marks are
+    set beside them by ``peftir.reports.significance_tables``)."""
     rows = [compare(cell, baseline, settings) for cell, baseline in family(cells)]
     primary = "p_t" if settings["test"] == "t" else "p_permutation"
     for row, adjusted in zip(rows, corrected([row[primary] for row in rows], settings["correction"])):
         row["p_adjusted"] = adjusted
         row["significant"] = adjusted is not None and adjusted <= settings["alpha"]
-    starred = [bool(row["published_stars"]) for row in rows]
-    significant = [row["significant"] for row in rows]
     return {"report": report, "settings": dict(settings), "primary": primary, "comparisons": rows, "summary": {
-        "family": len(rows), "paired": sum(row["paired"] for row in rows), "published_significant": sum(starred),
-        "significant_after_correction": sum(significant),
-        "kept": sum(s and c for s, c in zip(starred, significant)),
-        "lost": sum(s and not c for s, c in zip(starred, significant)),
-        "gained": sum(c and not s for s, c in zip(starred, significant))}}
+        "family": len(rows), "paired": sum(row["paired"] for row in rows),
+        "significant_after_correction": sum(row["significant"] for row in rows)}}

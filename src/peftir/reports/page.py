@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 from ..files import atomic_write
 from ..provenance.records import record_path
 from .scorecard import caption as scorecard_caption
+from .significance_tables import caption as significance_caption, paper_shown
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:84em;color:#222;line-height:1.35}
@@ -93,23 +94,45 @@ def scorecard_html(card: Mapping[str, Any], figure: str, page_dir: str) -> str:
     """A scorecard's summary, cells and rows, its cells linked to the table cell they compare, and its figure."""
     s = card["summary"]
     rows = "".join(
-        f"<tr><td>{_e(c['row'])}</td><td>{_e(c['column'])}</td><td class='n'>{_e(c['reported_printed'])}</td>"
+        f"<tr><td>{_e(c['row'])}</td><td>{_e(c['column'])}"
+        f"{''.join(f'<br><small>{_e(what)}</small>' for what in c.get('substitutions') or [])}</td>"
+        f"<td class='n'>{_e(c['reported_printed'])}</td>"
         f"<td class='n'><a href='#{anchor(card['report'], c['cell'])}'>{_e(c['reproduced_printed'])}</a></td>"
         f"<td class='n'>{_signed(c['difference'])}</td>"
-        f"<td class='n'>{_number(c['ER'])}</td><td class='n'>{_number(c['DRI'])}</td>"
+        f"<td class='n'>{'unst.' if c.get('effect') == 'unstable' else _number(c['ER'])}</td>"
+        f"<td class='n'>{_number(c['DRI'])}</td>"
         f"<td>{'✓' if c['within_tolerance'] else ''}</td></tr>" for c in card["cells"])
-    effects = "".join(f"<tr><td>{_e(r['row'])}</td><td>{_e(r['baseline'])}</td><td class='n'>{_number(r['ER'])}</td>"
-                      f"<td class='n'>{_number(r['DRI'])}</td></tr>" for r in card["rows"])
+    effects = "".join(f"<tr><td>{_e(r['row'])}</td><td>{_e(r['baseline'])}</td><td>{_e(r['verdict'])}</td>"
+                      f"<td class='n'>{_number(r['ER'])}</td><td class='n'>{_range(r['ER_range'])}</td>"
+                      f"<td class='n'>{_number(r['DRI'])}</td>"
+                      f"<td>{_e(_measures(r))}</td></tr>" for r in card["rows"])
+    parameters = "".join(f"<tr><td>{_e(p['row'])}</td><td class='n'>{_e(p['reported'])}</td>"
+                         f"<td class='n'>{_e(p['reproduced'] or '-')}</td><td>{'✓' if p['equal'] else ''}</td></tr>"
+                         for p in card["parameters"])
     return (f"<details><summary>Scorecard: {s['within_tolerance']} of {s['compared']} cells within "
-            f"{s['tolerance']:.0%}, {s['rows_er_in_range']} of {s['rows_with_er']} rows with ER in "
-            f"[{s['er_range'][0]}, {s['er_range'][1]}] — {_e(card['place'])}</summary>"
+            f"{s['tolerance']:.0%}, {s['rows_er_in_range']} of {s['rows_with_er']} rows reproduced (median "
+            f"per-measure ER in [{s['er_range'][0]}, {s['er_range'][1]}]) — {_e(card['place'])}</summary>"
             f"<p class='summary'>{_e(scorecard_caption(card))}</p>"
             f"<table><tr><th>Row</th><th>Column</th><th>Reported</th><th>Reproduced</th><th>Δ</th><th>ER</th>"
             f"<th>ΔRI</th><th>within</th></tr>{rows}</table>"
-            + (f"<table><tr><th>Row</th><th>against</th><th>ER</th><th>ΔRI</th></tr>{effects}</table>"
+            + (f"<table><tr><th>Row</th><th>against</th><th>verdict</th><th>ER (median)</th><th>ER range</th>"
+               f"<th>ΔRI (median)</th><th>measures</th></tr>{effects}</table>"
                if effects else "")
+            + (f"<table><tr><th>Row</th><th>printed parameters</th><th>built</th><th>equal</th></tr>{parameters}"
+               f"</table>" if parameters else "")
             + f"<figure><img src='{_link(figure, page_dir)}' alt='ER vs ΔRI of {_e(card['report'])}'>"
               f"</figure></details>")
+
+
+def _measures(row: Mapping[str, Any]) -> str:
+    """A scorecard row's measures side by side: each column's ER ("unst." where the paper's effect is within its
+    printed precision), and the columns left out as not effectiveness."""
+    shown = [f"{m['column']} {'unst.' if m['effect'] == 'unstable' else _number(m['ER'])}" for m in row["measures"]]
+    return "; ".join(shown + [f"{column} (not effectiveness)" for column in row["left_out"]])
+
+
+def _range(bounds: list[float] | None) -> str:
+    return "-" if bounds is None else f"{bounds[0]:.2f} to {bounds[1]:.2f}"
 
 
 def _number(value: float | None) -> str:
@@ -129,17 +152,25 @@ def significance_html(table: Mapping[str, Any]) -> str:
     s = table["summary"]
     rows = "".join(
         f"<tr><td><a href='#{anchor(table['report'], r['cell'])}'>{_e(r['cell'])}</a></td><td>{_e(r['against'])}</td>"
-        f"<td>{'paired' if r['paired'] else 'unpaired'}</td><td class='n'>{r['mean_difference']:+.4f}</td>"
+        f"<td>{'paired' if r['paired'] else _e('unpaired: ' + str(r.get('unpaired_reason')))}</td>"
+        f"<td class='n'>{r['mean_difference']:+.4f}</td>"
         f"<td class='n'>{_interval(r['ci_low'], r['ci_high'])}</td>"
         f"<td class='n'>{_number(r['effect_size'])}</td><td class='n'>{_p(r['p_t'])}</td>"
         f"<td class='n'>{_p(r['p_permutation'])}</td><td class='n'>{_p(r['p_adjusted'])}"
-        f"{' †' if r['significant'] else ''}</td><td>{_e(r['published_stars'] or '-')}</td></tr>"
+        f"{' †' if r['significant'] else ''}</td><td>{_e(paper_shown(r))}</td><td>{_e(r['against_paper'])}</td>"
+        f"<td>{_e(r['table_stars'] or '-')}</td></tr>"
         for r in table["comparisons"])
-    return (f"<details><summary>Significance: {s['published_significant']} stars as published, "
-            f"{s['significant_after_correction']} significant after {_e(table['settings']['correction'])} "
-            f"({s['kept']} kept, {s['lost']} lost, {s['gained']} gained)</summary>"
-            f"<table><tr><th>Cell</th><th>against</th><th>test</th><th>Δ</th><th>95% CI</th><th>d</th><th>p (t)</th>"
-            f"<th>p (perm.)</th><th>p (adj.)</th><th>published</th></tr>{rows}</table></details>")
+    verdicts = (f"{s['paper_significant']} significant in the paper, {s['significant_after_correction']} after "
+                f"{_e(table['settings']['correction'])} ({s['kept']} kept, {s['lost']} lost, {s['gained']} gained)"
+                if s["paper_tests_table"] else
+                f"the paper prints no test; {s['significant_after_correction']} significant after "
+                f"{_e(table['settings']['correction'])}")
+    return (f"<details><summary>Significance: {verdicts}</summary>"
+            f"<p class='summary'>{_e(significance_caption(table))}</p>"
+            f"<table><tr><th>Cell</th><th>against</th><th>test</th><th>Δ</th><th>95% CI (unadjusted)</th><th>d</th>"
+            f"<th>p (t)</th>"
+            f"<th>p (perm.)</th><th>p (adj.)</th><th>paper</th><th>vs paper</th><th>table's own stars</th></tr>"
+            f"{rows}</table></details>")
 
 
 def _p(value: float | None) -> str:

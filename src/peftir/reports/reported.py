@@ -11,16 +11,22 @@ without a word.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping
 
 import yaml
 
+from ..contract.cells import split_cell_id
 from ..errors import ActionableError
 
 TOP_KEYS = {"paper", "source", "configuration", "tables", "figures", "not_built"}
-TABLE_KEYS = {"place", "caption", "baseline", "cells", "parameters", "without_counterpart"}
+TABLE_KEYS = {"place", "caption", "baseline", "row_baselines", "cells", "parameters", "without_counterpart",
+              "substitutions"}
+SUBSTITUTION_KEYS = {"kind", "what", "rows", "columns"}
+# what a reproduced cell can stand in for, beside the stand-in datasets the scorecard knows (``reproduction.stand_ins``)
+SUBSTITUTION_KINDS = ("collection", "split", "model", "budget")
 CELL_KEYS = {"cell", "printed", "value", "marks", "row", "column", "note"}
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)      # libyaml's, where PyYAML has it: 10× faster
 DASH = "-"      # printed where a table has no number (no method beats the baseline): its value is null
@@ -44,6 +50,20 @@ class ReportedCell:
 
 
 @dataclass(frozen=True)
+class Substitution:
+    """What the built cells of ``rows`` × ``columns`` (pipeline ids; all when empty) score in place of the paper's:
+    another ``kind`` of thing, said in ``what`` ("NQ dev for the paper's NQ test")."""
+    kind: str
+    what: str
+    rows: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+
+    def applies(self, cell: str) -> bool:
+        row, column = split_cell_id(cell)
+        return (not self.rows or row in self.rows) and (not self.columns or column in self.columns)
+
+
+@dataclass(frozen=True)
 class ReportedTable:
     """One table's printed numbers; ``baseline``: the row the paper compares against (None: it compares nothing)."""
 
@@ -54,6 +74,8 @@ class ReportedTable:
     cells: tuple[ReportedCell, ...]
     parameters: Mapping[str, str]
     without_counterpart: tuple[Mapping[str, str], ...]
+    substitutions: tuple[Substitution, ...] = ()
+    row_baselines: Mapping[str, str] = field(default_factory=dict)   # rows the paper compares with another row
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,23 @@ def _table(path: str, name: str, spec: Any) -> ReportedTable:
                                 f"cell needs its `why`")
     return ReportedTable(name=name, place=str(spec["place"]), caption=str(spec.get("caption") or ""),
                          baseline=None if spec.get("baseline") is None else str(spec["baseline"]), cells=cells,
-                         parameters=parameters, without_counterpart=without)
+                         parameters=parameters, without_counterpart=without,
+                         row_baselines=MappingProxyType({str(row): str(against) for row, against
+                                                         in (spec.get("row_baselines") or {}).items()}),
+                         substitutions=tuple(_substitution(path, f"{where}.substitutions[{i}]", entry)
+                                             for i, entry in enumerate(spec.get("substitutions") or [])))
+
+
+def _substitution(path: str, where: str, entry: Any) -> Substitution:
+    if not isinstance(entry, dict):
+        raise ReportedError(f"{path}: {where}: a mapping with keys {', '.join(sorted(SUBSTITUTION_KEYS))}")
+    _unknown(path, where, entry, SUBSTITUTION_KEYS, {"kind", "what"})
+    if entry["kind"] not in SUBSTITUTION_KINDS:
+        raise ReportedError(f"{path}: {where}.kind = {entry['kind']!r}: allowed: {', '.join(SUBSTITUTION_KINDS)}")
+    if not str(entry["what"]).strip():
+        raise ReportedError(f"{path}: {where}.what: say what the build scores in place of the paper's")
+    return Substitution(str(entry["kind"]), str(entry["what"]), tuple(map(str, entry.get("rows") or ())),
+                        tuple(map(str, entry.get("columns") or ())))
 
 
 def load_reported(path: str | Path) -> Reported:

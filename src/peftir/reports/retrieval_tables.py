@@ -11,7 +11,7 @@ trained on (``target``: TREC DL, BEIR), and its R-FLOPS is a metric like the oth
 DPTDR Table 8's alignment and uniformity (``peftir.dense.representation_geometry``) come from geometry files, not
 runs: printed × 100 to one decimal as the paper prints them, and never tested (a property of the vectors).
 The dense papers test nothing, and Adapters-SPLADE names a t-test without saying paired; we mark a trained
-retriever that differs from the table's baseline row by a paired two-sided t-test over (fold, seed, query)
+retriever that differs from the table's baseline row by a paired two-sided t-test over (fold, query), seeds averaged
 (* p ≤ 0.05), and say so in the caption. A row copied from a paper (``reported``) is printed with a dagger and its
 source, never as ours.
 """
@@ -37,7 +37,7 @@ REPORTED_ROW = "reported"
 MEAN = "mean"                  # a ``mean_of`` column's metric name
 ROW_TITLE = "Retriever"
 TTEST = ("paired two-sided t-test (scipy.stats.ttest_rel) of the cell's per-query values against the baseline "
-         "row's, paired by fold, seed and query; * p <= 0.05 (ours: the dense papers test nothing; Adapters-SPLADE's "
+         "row's, each query's value its mean over the seeds, paired by query; * p <= 0.05 (ours: the dense papers test nothing; Adapters-SPLADE's "
          "t-test is not said to be paired)")
 DAGGER = "†"
 # DPTDR Table 8's alignment and uniformity (``peftir.dense.representation_geometry``): the geometry files by kind,
@@ -194,13 +194,18 @@ def _not_measured(system: str) -> dict:
 
 
 def paired_values(cell: dict, baseline: dict) -> tuple[list[float], list[float]]:
-    """The two cells' per-query values paired by (fold, seed, query); both must cover the same."""
+    """The two cells' per-query values paired by (fold, query), each the query's mean over the cell's seeds (seeds
+    are not extra queries); both must cover the same queries."""
     def keyed(c: dict) -> dict:
-        return {(run["fold"], run["seed"], qid): value for run in c["runs"] for qid, value in run["per_query"].items()}
+        values: dict[tuple, list[float]] = {}
+        for run in c["runs"]:
+            for qid, value in run["per_query"].items():
+                values.setdefault((run["fold"], qid), []).append(value)
+        return {key: fmean(found) for key, found in values.items()}
 
     mine, theirs = keyed(cell), keyed(baseline)
     if set(mine) != set(theirs):
-        raise ValueError(f"{cell['cell']} and its baseline {baseline['cell']} cover different (fold, seed, query)")
+        raise ValueError(f"{cell['cell']} and its baseline {baseline['cell']} cover different (fold, query)")
     keys = sorted(mine)
     return [mine[k] for k in keys], [theirs[k] for k in keys]
 
