@@ -265,6 +265,10 @@ def test_a_substitution_of_an_unknown_kind_is_refused_naming_the_key(tmp_path):
     with pytest.raises(ReportedError, match=r"tables.t.substitutions\[0\].kind = 'weather': allowed: collection, "
                                             r"split, model, budget"):
         load_reported(path)
+    path.write_text("paper: p\nsource: s\nconfiguration: c\ntables:\n  t:\n    place: T\n    cells: []\n"
+                    "    row_baselines: {a: b}\n")
+    with pytest.raises(ReportedError, match=r"tables.t.row_baselines: 'a' -> 'b': both must be rows"):
+        load_reported(path)
 
 
 def test_a_row_is_compared_with_the_papers_own_baseline_for_it():

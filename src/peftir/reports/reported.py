@@ -132,6 +132,11 @@ def _table(path: str, name: str, spec: Any) -> ReportedTable:
         if not isinstance(entry, dict) or not str(entry.get("why") or "").strip():
             raise ReportedError(f"{path}: {where}.without_counterpart[{i}]: a printed number without a pipeline "
                                 f"cell needs its `why`")
+    rows = {split_cell_id(cell.cell)[0] for cell in cells}
+    for row, against in (spec.get("row_baselines") or {}).items():
+        if str(row) not in rows or str(against) not in rows:
+            raise ReportedError(f"{path}: {where}.row_baselines: {row!r} -> {against!r}: both must be rows of the "
+                                f"table's cells ({', '.join(sorted(rows))})")
     return ReportedTable(name=name, place=str(spec["place"]), caption=str(spec.get("caption") or ""),
                          baseline=None if spec.get("baseline") is None else str(spec["baseline"]), cells=cells,
                          parameters=parameters, without_counterpart=without,
