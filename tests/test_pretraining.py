@@ -241,6 +241,33 @@ def test_pretraining_runs_write_backbones_any_stage_can_load(tmp_path):
                  CPU)
 
 
+def test_a_runs_units_reach_the_job(tmp_path):
+    """``pretrain_run`` hands the run's ``units`` (from its params) to ``pretrain``: DPTDR's coCondenser trains on
+    sentences and its Table 7 run on spans; without them every run fell back to its objective's default."""
+    import json
+
+    from peftir.dense.pretraining.retrieval_pretraining import pretrain_run
+
+    loaded = tiny_backbone()
+    BertForMaskedLM(loaded.model.config).save_pretrained(tmp_path / "lm")
+    loaded.tokenizer.save_pretrained(tmp_path / "lm")
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": f"d{i}", "contents": text}) + "\n"
+                                                 for i, text in enumerate(PASSAGES)))
+    counted = {}
+    for units in ("sentences", "spans"):
+        spec = {**PRETRAINING, "objective": "rip", "units": units, "backbone": str(tmp_path / "lm"),
+                "window_words": None, "execution": {"device": "cpu", "precision": "fp32"}}
+        facts = pretrain_run(spec, str(tmp_path / "docs.jsonl"), str(tmp_path / units), str(tmp_path / f"{units}.json"),
+                             1, start=str(tmp_path / "lm"))
+        assert facts["units"] == units
+        counted[units] = facts["training_units"]
+    tokenizer = loaded.tokenizer
+    assert counted == {units: len(list(_documents("rip", tokenizer, PASSAGES, {**PRETRAINING, "units": units,
+                                                                                "window_words": None})))
+                       for units in ("sentences", "spans")}
+    assert counted["sentences"] != counted["spans"]
+
+
 def test_cocondenser_spans_are_windows_of_every_document_not_the_prefixes_of_short_ones():
     """Spans cut each document's tokens end to end, regardless of sentences, with no short target: every passage long
     enough for two spans gives them (Condenser's short target, drawn for a tenth of the documents, left before only

@@ -187,8 +187,9 @@ def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict
     return facts
 
 
-SETTINGS = ("max_len", "short_probability", "window_words", "batch_size", "chunk", "steps", "lr", "warmup_ratio",
-            "weight_decay", "max_grad_norm", "skip_from", "head_layers", "late_mlm", "seed")
+# what a run's params hand to ``pretrain``: the units too (DPTDR's coCondenser on sentences, its Table 7 on spans)
+SETTINGS = ("units", "max_len", "short_probability", "window_words", "batch_size", "chunk", "steps", "lr",
+            "warmup_ratio", "weight_decay", "max_grad_norm", "skip_from", "head_layers", "late_mlm", "seed")
 
 
 def pretrain_run(spec: dict, docs: str, output_dir: str, summary: str, threads: int, start: str | None = None,
