@@ -434,26 +434,29 @@ def _shuffle_bucket(path: Path, seed: str, duplicates: list[int], available: Cou
     and held out; the kept units are counted in ``available``."""
     seen: set[str] = set()
     kept = []
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            index, unit = line.rstrip("\n").split("\t", 1)
-            if unit in seen:
-                duplicates[int(index)] += 1
-            else:
-                seen.add(unit)
-                kept.append((index, unit))     # the set's string, not a second copy of it
-                available.add(unit)
+    for index, unit in _bucket_lines(path):
+        if unit in seen:
+            duplicates[index] += 1
+        else:
+            seen.add(unit)
+            kept.append((index, unit))     # the set's string, not a second copy of it
+            available.add(unit)
     random.Random(seed).shuffle(kept)
     with open(path, "w", encoding="utf-8") as lines:
         lines.writelines(f"{index}\t{unit}\n" for index, unit in kept)
 
 
+def _bucket_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """A bucket file's (part index, unit) lines, as ``_spread`` writes them."""
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            index, unit = line.rstrip("\n").split("\t", 1)
+            yield int(index), unit
+
+
 def _units_in_order(directory: Path, buckets: int) -> Iterator[tuple[int, str]]:
     for number in range(buckets):
-        with open(directory / f"{number}.tsv", encoding="utf-8") as lines:
-            for line in lines:
-                index, unit = line.rstrip("\n").split("\t", 1)
-                yield int(index), unit
+        yield from _bucket_lines(directory / f"{number}.tsv")
 
 
 def build_language_corpus(language: str, parts: list[dict], packages: dict[str, str], output: str, heldout: str,

@@ -71,10 +71,10 @@ def judge_run(run_path: str, answers_path: str, docs: str, lookup: str, test: Se
                          f"({len(unanswered)} in all); DPR's accuracy needs every question's answers")
     tokenised = {qid: [words(answer) for answer in answers[qid]] for qid in test}
     judged: dict[str, dict[str, int]] = {}
+    run = trec.read_run(run_path, test, depth)
     with DocStore(docs, lookup) as store:
         for start in range(0, len(test), QUERY_GROUP):
             group = test[start:start + QUERY_GROUP]
-            run = trec.read_run(run_path, group, depth)
             texts = store.texts(sorted({doc for qid in group for doc in run.get(qid, {})}))
             for qid in group:
                 judged[qid] = {doc: int(has_answer(tokenised[qid], texts[doc])) for doc in run.get(qid, {})}

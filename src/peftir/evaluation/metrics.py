@@ -21,8 +21,11 @@ from ..contract.measures import R_FLOPS, measure, measure_provider
 PerQuery = dict[str, dict[str, float]]
 
 
-def evaluated_qids(qrels: Qrels, qids: list[str] | None = None) -> list[str]:
-    """Queries that count: like trec_eval, those with no relevant document are skipped."""
+def evaluated_qids(qrels: Qrels, qids: list[str] | None = None, every_query: bool = False) -> list[str]:
+    """Queries that count: like trec_eval, those with no relevant document are skipped; with ``every_query``, all
+    of ``qids`` (answer-judged runs, whose judgments are only what the run retrieved)."""
+    if every_query and qids is not None:
+        return sorted(qids)
     candidates = qrels if qids is None else qids
     return sorted(q for q in candidates if any(rel > 0 for rel in qrels.get(q, {}).values()))
 
@@ -32,7 +35,7 @@ def evaluate_run(run: Run, qrels: Qrels, metrics: list[str], qids: list[str] | N
     """Per-query metric values (by metric name) on the evaluated queries among ``qids``; with ``every_query``,
     on all of ``qids`` (a question whose judgments hold no relevant passage scores 0: answer-judged runs, whose
     judgments are only what the run retrieved, ``peftir.evaluation.answers``)."""
-    keep = sorted(qids if every_query and qids is not None else evaluated_qids(qrels, qids))
+    keep = evaluated_qids(qrels, qids, every_query)
     judged = {qid: qrels.get(qid, {}) for qid in keep}
     answered = {qid: docs for qid, docs in run.items() if qid in judged and docs}
     per_query: PerQuery = {qid: {name: 0.0 for name in metrics} for qid in keep}
@@ -77,8 +80,7 @@ def evaluate_queries(run_path: str | os.PathLike, qrels_path: str | os.PathLike,
         run = {qid: {doc: score for doc, score in docs.items() if doc != qid} for qid, docs in run.items()}
     qrels = read_qrels(qrels_path)
     summary = metric_summary(evaluate_run(run, qrels, metrics, test, every_query), metrics)
-    counted = sorted(test) if every_query else evaluated_qids(qrels, test)
-    missing = report_missing(answered_queries(run), counted, str(run_path))
+    missing = report_missing(answered_queries(run), evaluated_qids(qrels, test, every_query), str(run_path))
     return {**summary, "missing_from_run": missing}
 
 

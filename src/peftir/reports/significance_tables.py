@@ -98,9 +98,9 @@ def companion(cells: list[Mapping[str, Any]], settings: Mapping[str, Any], repor
         row["paper_significant"] = None if direction is None else direction != 0
         row["against_paper"] = (NOT_TESTED if not tested else NOT_IN_PAPER if entry is None else
                                 against_paper(direction, row["significant"], row["mean_difference"]))
-        row["substitutions"] = sorted({what for one in (entry, baseline) if one is not None
-                                       for what in substitutions(paper, one.cell, matched(one.cell, built, stand_ins),
-                                                                 stand_ins)})
+        row["substitutions"] = sorted({what for one, built_id in ((entry, row["cell"]), (baseline, row["against"]))
+                                       if one is not None for what in substitutions(paper, one.cell, built_id,
+                                                                                    stand_ins)})
     rows = table["comparisons"]
     table["summary"] |= {"paper_tests_table": tested, "paper_tested": sum(r["paper_significant"] is not None for r in rows),
                          "paper_significant": sum(r["paper_significant"] is True for r in rows),
