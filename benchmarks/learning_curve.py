@@ -42,8 +42,8 @@ def prepare(root: Path):
                             folds=str(data / "folds.json"))
     if not (data / "bm25.run").exists():
         spec = CONFIG["datasets"]["vaswani"]
-        export_dataset(spec, collection.docs, collection.docs_lookup, collection.queries, collection.qrels,
-                       data / "info.json")
+        export_dataset(spec, collection.docs, collection.docs_lookup, data / "empty-docs.txt", collection.queries,
+                       collection.qrels, data / "info.json")
         assign_folds("vaswani", spec, collection.queries, collection.folds)
         index_collection(collection.docs, data / "info.json", root / "index", threads=2)
         bm25_search(root / "index", collection.queries, collection.folds, data / "bm25.run", data / "bm25.meta.yaml",

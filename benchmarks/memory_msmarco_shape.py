@@ -75,7 +75,7 @@ def build(root: Path, scale: float) -> dict:
     timings = {}
     start = time.time()
     _write_docs(Synthetic(counts["docs"], words), {"doc_fields": ["text"]}, root / "corpus" / "docs.jsonl",
-                root / "docs.lookup.sqlite")
+                root / "docs.lookup.sqlite", root / "empty-docs.txt")
     timings["export (documents + lookup)"] = time.time() - start
     rng = random.Random(1)
     splits = {split: [f"{split}{i}" for i in range(counts[split])] for split in ("train", "dev", "test")}

@@ -36,6 +36,7 @@ import json
 import random
 import shutil
 import tarfile
+import textwrap
 import zipfile
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -131,9 +132,12 @@ def _sentence(words: Iterable[str]) -> str:
 
 def generate(name: str, seed: int, qids: list[str], doc_ids: Iterable[str], *, grades: tuple[int, ...] = (1,),
              nonrel: int | None = None, unjudged: Iterable[str] = (), n_docs: int = 40,
-             max_rel: int = 3) -> Collection:
+             max_rel: int = 3, empty: int = 1) -> Collection:
     """A collection for ``qids`` (``unjudged`` ones have no relevant documents): ids taken in order from
-    ``doc_ids``; relevant documents graded from ``grades``; distractors judged ``nonrel`` if not None."""
+    ``doc_ids``; relevant documents graded from ``grades``; distractors judged ``nonrel`` if not None; and ``empty``
+    documents with no words at all, as real collections have (each format writes one as its collection does: a
+    record without ``TEXT``, a page of markup only, a row with an empty text), never judged or a distractor. They
+    are added last, without drawing from the generator, so the other documents are the same with or without them."""
     rng = random.Random(f"{seed}:{name}")
     unjudged = set(unjudged)
     pool = list(TOPIC_WORDS)
@@ -178,6 +182,8 @@ def generate(name: str, seed: int, qids: list[str], doc_ids: Iterable[str], *, g
             for doc in chosen:
                 qrels[qid].setdefault(doc.doc_id, nonrel)
     rng.shuffle(docs)                                  # relevant documents are not first in the files
+    for number in range(empty):                        # among the others in the files, not first or last
+        docs.insert((number + 1) * len(docs) // (empty + 1), Doc(next(ids), [], []))
     return Collection(docs, query_words, qrels, distractors)
 
 
@@ -289,6 +295,8 @@ def disks45_files() -> dict[str, list[str]]:
 
 
 def _disks45_doc(source: str, doc: Doc, doc_id: str) -> str:
+    if not doc.words:                    # a record with no TEXT and no headline: ir_datasets gives it no text
+        return f"<DOC>\n<DOCNO> {doc_id} </DOCNO>\n</DOC>\n"
     title, body = _sentence(doc.title), _sentence(doc.body)
     if source == "FBIS":
         return (f"<DOC>\n<DOCNO> {doc_id} </DOCNO>\n<HT>  \"cr00000011094001\" </HT>\n\n<HEADER>\n"
@@ -375,6 +383,18 @@ def _warc(records: list[tuple[str, str, bytes]]) -> bytes:
     return b"".join(out)
 
 
+def _host(doc: Doc) -> str:
+    return doc.title[0] if doc.title else "blank"
+
+
+def _page(doc: Doc) -> str:
+    """A page's HTML; an empty document's is markup only (a script, a line break), whose extracted text is empty."""
+    if not doc.words:
+        return '<html><head><title></title></head>\n<body><script>document.write("");</script><br/></body></html>\n'
+    return (f"<html><head><title>{_sentence(doc.title)}</title></head>\n<body><p>{_sentence(doc.body)}</p>"
+            f"</body></html>\n")
+
+
 def _clueweb09(seed: int) -> Family:
     qids = [str(q) for years in CLUEWEB09_YEARS.values() for q in years]
     ids = [f"clueweb09-{f.replace('/', '-')}-{n:05d}" for n in range(60) for f in CLUEWEB09_FILES]
@@ -389,9 +409,8 @@ def _clueweb09(seed: int) -> Family:
         by_file[f].append(doc)
     counts = []
     for f, docs in by_file.items():
-        records = [(renumbered[d.doc_id], f"http://{d.title[0]}.example.org/{n}.html",
-                    (f"<html><head><title>{_sentence(d.title)}</title></head>\n<body><p>{_sentence(d.body)}</p>"
-                     f"</body></html>\n").encode()) for n, d in enumerate(docs)]
+        records = [(renumbered[d.doc_id], f"http://{_host(d)}.example.org/{n}.html", _page(d).encode())
+                   for n, d in enumerate(docs)]
         fam.files[f"clueweb09/corpus/ClueWeb09_English_1/{f}.warc.gz"] = _gz(_warc(records))
         # ir_datasets' checkpoint index of each WARC file (for seeking): none is due in a file this small
         fam.files[f"clueweb09/corpus.chk/ClueWeb09_English_1/{f}.warc.gz.chk.lz4"] = lz4.frame.compress(b"")
@@ -437,7 +456,7 @@ def _msmarco_document(seed: int) -> Family:
         coll.qrels[q] = {d: rng.choice((2, 3)) if n == 0 else rng.choice((1, 2, 3)) for n, d in enumerate(coll.qrels[q])}
         coll.qrels[q].update({d: 0 for d in coll.distractors[q]})
     fam = Family(derived=["msmarco-document/collection.tsv.gz.pklz4", "msmarco-document/trec-dl-2019/queries.tsv"])
-    trec = "".join(f"<DOC>\n<DOCNO>{d.doc_id}</DOCNO>\n<TEXT>\nhttp://{d.title[0]}.example.com/{d.doc_id}\n"
+    trec = "".join(f"<DOC>\n<DOCNO>{d.doc_id}</DOCNO>\n<TEXT>\nhttp://{_host(d)}.example.com/{d.doc_id}\n"
                    f"{_sentence(d.title)}\n{_sentence(d.body)}\n</TEXT>\n</DOC>\n" for d in coll.docs)
     fam.files["msmarco-document/collection.tsv.gz"] = _gz(trec.encode())     # msmarco-docs.trec.gz, as named there
     texts = {q: {"text": " ".join(coll.query_words[q])} for q in coll.query_words}
@@ -593,7 +612,7 @@ def _beir(seed: int) -> Family:
         placeholder = [f"__doc{n}" for n in range(200)]
         coll = generate(f"beir/{name}", seed, qids + unjudged, placeholder, grades=grades, unjudged=unjudged,
                         n_docs=40)
-        rename = {d.doc_id: _beir_id(doc_style, n, rng, d.title) for n, d in enumerate(coll.docs)}
+        rename = {d.doc_id: _beir_id(doc_style, n, rng, d.title or ["blank"]) for n, d in enumerate(coll.docs)}
         assert len(set(rename.values())) == len(rename), name
         coll.rename(rename)
         folder = name.split("/")[0]
@@ -646,7 +665,8 @@ def _dpr(seed: int) -> Family:
                                                             for built in ("queries.tsv", "qrels")])
     title = {d.doc_id: " ".join(w.capitalize() for w in d.title) for d in coll.docs}
     text = {d.doc_id: _sentence(d.body) for d in coll.docs}
-    rows = [("id", "text", "title")] + [(d.doc_id, f'"{text[d.doc_id]}"', title[d.doc_id]) for d in coll.docs]
+    rows = [("id", "text", "title")] + [(d.doc_id, f'"{text[d.doc_id]}"' if d.words else "", title[d.doc_id])
+                                        for d in coll.docs]
     fam.files["dpr-w100/docs.tsv.gz"] = _gz(_lines(rows))           # psgs_w100.tsv.gz: text in double quotes
     docs = {d.doc_id: f"{text[d.doc_id]} {title[d.doc_id]}" for d in coll.docs}
     fam.datasets["dpr-w100"] = Expected(docs, {}, {}, doc_fields=("title", "text"))
@@ -743,6 +763,52 @@ def _tripclick(seed: int) -> Family:
     return fam
 
 
+# ------------------------------------------------------------------------------------------------ Cranfield
+
+def _cranfield_record(number: int | str, fields: Mapping[str, list[str]]) -> str:
+    """A record of ``cran.all.1400`` / ``cran.qry``: ``.I`` and its number, then each field's marker and lines."""
+    return f".I {number}\n" + "".join(f".{marker}\n" + "".join(f"{line}\n" for line in lines)
+                                      for marker, lines in fields.items())
+
+
+def _cranfield(seed: int) -> Family:
+    """The Cranfield collection as ``cran.tar.gz`` holds it: 1,400 aeronautics abstracts in the real one, two of them
+    (471 and 995) with no text at all, as the first two empty documents here are, the first judged relevant to the
+    first query; the third has its title and text lines of whitespace only. Lower-case text with spaced full stops; queries numbered with gaps in ``cran.qry``
+    (ir_datasets renumbers them 1, 2, ... as ``cranqrel`` does); grades -1 (no interest) to 4."""
+    rng = random.Random(f"{seed}:cranfield:ids")
+    given = sorted(rng.sample(range(1, 366), 10))                  # cran.qry's own numbers, with gaps
+    qids = [str(n) for n in range(1, len(given) + 1)]              # what ir_datasets and cranqrel call them
+    coll = generate("cranfield", seed, qids, (f"_{n}" for n in range(1, 1401)), grades=(1, 2, 3, 4), nonrel=-1,
+                    n_docs=50, empty=3)
+    blank = [d.doc_id for d in coll.docs if not d.words]
+    coll.qrels[qids[0]][blank[0]] = 1           # judged (of minimum interest), though no ranker can read it
+    coll.rename({d.doc_id: str(n) for n, d in enumerate(coll.docs, 1)})   # numbered in file order, as the real one
+    blank = [d.doc_id for d in coll.docs if not d.words]
+
+    def lines(words: list[str]) -> list[str]:
+        return textwrap.wrap(" ".join(words) + " .", 60) if words else []
+
+    records = []
+    for doc in coll.docs:
+        if doc.doc_id == blank[-1]:                                 # whitespace only
+            fields = {"T": ["   "], "A": [], "B": [], "W": ["  ", "\t "]}
+        else:
+            fields = {"T": lines(doc.title), "A": [f"{doc.title[0]},a."] if doc.title else [],
+                      "B": [f"j. ae. scs. {doc.doc_id}, 1958."] if doc.words else [], "W": lines(doc.words)}
+        records.append(_cranfield_record(doc.doc_id, fields))
+    queries = "".join(_cranfield_record(f"{number:03d}", {"W": lines(coll.query_words[qid])})
+                      for number, qid in zip(given, qids))
+    qrels = _lines(((q, d, r) for q, judged in coll.qrels.items() for d, r in judged.items()), " ")
+    fam = Family(derived=["cranfield/docs.txt", "cranfield/queries.txt", "cranfield/qrels.txt", "cranfield/docs.pklz4"])
+    fam.files["cranfield/cran.tar.gz"] = _tar_gz({"cran.all.1400": "".join(records).encode(),
+                                                  "cran.qry": queries.encode(), "cranqrel": qrels})
+    texts = {q: {"text": " ".join(coll.query_words[q]) + " ."} for q in qids}
+    docs = {d.doc_id: " ".join(d.words) for d in coll.docs}
+    fam.datasets["cranfield"] = Expected(docs, texts, coll.qrels, doc_fields=("title", "text"))
+    return fam
+
+
 # ------------------------------------------------------------------------------------- NeuCLIR (Russian)
 
 def _neuclir(seed: int) -> Family:
@@ -798,7 +864,7 @@ def _neuclir(seed: int) -> Family:
 FAMILIES: dict[str, Callable[[int], Family]] = {
     "robust04": _robust04, "clueweb09": _clueweb09, "msmarco-document": _msmarco_document,
     "msmarco-passage": _msmarco_passage, "beir": _beir, "dpr-w100": _dpr, "tripclick": _tripclick,
-    "neuclir": _neuclir}
+    "neuclir": _neuclir, "cranfield": _cranfield}
 
 
 @lru_cache(maxsize=None)

@@ -279,13 +279,14 @@ def write_teacher(path: Path, queries: dict[str, list[str]]) -> Path:
 def write_clir_collection(directory: Path, languages: list[str], documents: int = 30, queries: int = 6) -> None:
     """A CLEF-like collection as ``modular_clir.collection.source: files`` reads it: per language ``docs.jsonl``,
     ``queries.tsv`` (id, title, description) and ``qrels.txt``, the same topics in every language (words tagged by
-    language)."""
+    language), and one document with no text among them, as real collections have."""
     rng = random.Random(1)
     for language in languages:
         folder = directory / language
         folder.mkdir(parents=True, exist_ok=True)
         docs = {f"{language}-d{i}": " ".join(f"{w}_{language}" for w in rng.sample(WORDS, 8))
                 for i in range(documents)}
+        docs[f"{language}-empty"] = ""
         topics = {f"q{i}": " ".join(docs[f"{language}-d{i}"].split()[:3]) for i in range(queries)}
         (folder / "docs.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n"
                                                    for d, t in docs.items()))
@@ -295,8 +296,9 @@ def write_clir_collection(directory: Path, languages: list[str], documents: int 
 
 
 def write_text(path: Path, language: str, lines: int = 400) -> None:
-    """A language's plain text, one unit per line (what a Wikipedia dump extracted per article looks like)."""
+    """A language's plain text, one unit per line (what a Wikipedia dump extracted per article looks like), with a
+    blank line among them (as wikiextractor leaves between articles)."""
     rng = random.Random(hash(language) % 1000)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(" ".join(f"{w}_{language}" for w in rng.choices(WORDS, k=40)) + "\n"
-                            for _ in range(lines)))
+    units = [" ".join(f"{w}_{language}" for w in rng.choices(WORDS, k=40)) for _ in range(lines)]
+    path.write_text("".join(f"{unit}\n" for unit in units[:lines // 2] + [""] + units[lines // 2:]))

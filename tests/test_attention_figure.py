@@ -68,7 +68,7 @@ def test_uniform_attention_has_the_entropy_of_the_passage_length_in_nats(checkpo
     output = tmp_path / "entropy.json"
     attention_entropy(_spec(checkpoints["uniform"]), checkpoints["docs"], 1, str(output))
     found = json.loads(output.read_text())
-    _, texts = sample_passages(checkpoints["docs"], 6, 1)
+    _, texts, _ = sample_passages(checkpoints["docs"], 6, 1)
     _, tokenizer = load_encoder(checkpoints["uniform"], None, CPU)
     lengths = [len(tokenizer(text, truncation=True, max_length=MAX_LEN)["input_ids"]) for text in texts]
     assert len(set(lengths)) > 2 and MAX_LEN in lengths                 # padded batches, a passage cut
@@ -82,7 +82,7 @@ def test_the_entropy_is_the_cls_rows_of_the_attention_maps_passage_by_passage(ch
     """Batched and padded as the job runs it, each passage's value is the one its own unpadded forward pass gives:
     −Σ p log p of the [CLS] row, mean over the heads, per layer."""
     model, tokenizer = load_encoder(checkpoints["random"], None, CPU)
-    _, texts = sample_passages(checkpoints["docs"], 8, 3)
+    _, texts, _ = sample_passages(checkpoints["docs"], 8, 3)
     batched = passage_entropies(model, tokenizer, texts, MAX_LEN, CPU)
     for text, row in zip(texts, batched):
         with torch.no_grad():
@@ -94,12 +94,20 @@ def test_the_entropy_is_the_cls_rows_of_the_attention_maps_passage_by_passage(ch
 
 
 def test_the_sample_is_seeded_uniform_and_in_file_order(checkpoints):
-    ids, texts = sample_passages(checkpoints["docs"], 10, 7)
-    assert (ids, texts) == sample_passages(checkpoints["docs"], 10, 7) and len(ids) == 10
+    ids, texts, _ = sample_passages(checkpoints["docs"], 10, 7)
+    assert (ids, texts, 0) == sample_passages(checkpoints["docs"], 10, 7) and len(ids) == 10
     assert ids == sorted(ids, key=lambda docid: int(docid[1:])) and ids != sample_passages(checkpoints["docs"], 10, 8)[0]
     assert len(sample_passages(checkpoints["docs"], 100, 7)[0]) == 40            # fewer documents: all of them
     drawn = Counter(docid for seed in range(300) for docid in sample_passages(checkpoints["docs"], 10, seed)[0])
     assert len(drawn) == 40 and 40 < min(drawn.values()) and max(drawn.values()) < 110    # each about 300 · 10/40
+
+
+def test_documents_with_no_text_are_not_passages_of_the_sample_and_are_counted(checkpoints, tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(Path(checkpoints["docs"]).read_text() + "".join(
+        json.dumps({"id": f"e{n}", "contents": text}) + "\n" for n, text in enumerate(["", " ", "\x01"])))
+    ids, texts, empty = sample_passages(str(docs), 100, 7)
+    assert empty == 3 and len(ids) == 40 and not [docid for docid in ids if docid.startswith("e")]
 
 
 def test_the_figure_twins_trace_every_point_to_its_attention_file(checkpoints, tmp_path):

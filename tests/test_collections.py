@@ -19,7 +19,8 @@ ROBUST04 = {"irds": "disks45/nocr/trec-robust-2004", "query_field": "title", "do
 
 
 def _export(spec: dict, out: Path) -> dict:
-    return export.export_dataset(spec, out / "corpus" / "docs.jsonl", out / "docs.lookup.sqlite", out / "queries.tsv",
+    return export.export_dataset(spec, out / "corpus" / "docs.jsonl", out / "docs.lookup.sqlite",
+                                 out / "empty-docs.txt", out / "queries.tsv",
                                  out / "qrels.txt", out / "info.json")
 
 

@@ -67,8 +67,8 @@ out = {}
 for name, spec in json.loads(sys.argv[1]).items():
     where = Path(sys.argv[2]) / name
     out[name] = {"available": check_available(spec) if spec.get("licence") else None,   # as export_dataset does
-                 "info": export_dataset(spec, where / "docs.jsonl", where / "lookup.sqlite", where / "queries.tsv",
-                                        where / "qrels.txt", where / "info.json")}
+                 "info": export_dataset(spec, where / "docs.jsonl", where / "lookup.sqlite", where / "empty-docs.txt",
+                                        where / "queries.tsv", where / "qrels.txt", where / "info.json")}
 print(json.dumps(out))
 """
 
@@ -95,6 +95,7 @@ SPECS = {
                   "licence": "TripClick",
                   "splits": {"train": "tripclick/train", "valid": "tripclick/val/head", "test": "tripclick/test/head"}},
     "neuclir-ru": {"irds": "neuclir/1/ru/trec-2022", "query_field": "ht_title", "doc_fields": ["title", "text"]},
+    "cranfield": {"irds": "cranfield", "query_field": "text", "doc_fields": ["title", "text"]},
 }
 
 
@@ -225,7 +226,13 @@ def test_the_pipeline_exports_one_id_of_each_family(home, tmp_path):
         assert (info["docs"], info["queries"], info["qrels"]) == (len(expected(spec["irds"]).docs), len(queries), qrels)
         lines = (tmp_path / name / "docs.jsonl").read_text(encoding="utf-8").splitlines()
         assert {json.loads(line)["id"] for line in lines} == set(expected(spec["irds"]).docs)
-        assert all(json.loads(line)["contents"] for line in lines)
+        # every family has documents with no text (a record without TEXT, a page of markup only, whitespace), and
+        # exactly those are exported empty, counted and listed in collection order
+        empty = [doc_id for doc_id, words in expected(spec["irds"]).docs.items() if not words.split()]
+        exported_empty = [json.loads(line)["id"] for line in lines if not json.loads(line)["contents"]]
+        assert empty and sorted(exported_empty) == sorted(empty), name
+        assert info["empty_docs"] == len(empty)
+        assert (tmp_path / name / "empty-docs.txt").read_text().split() == exported_empty
 
 
 def test_a_new_seed_replaces_what_ir_datasets_derived_from_the_old_files(tmp_path):
@@ -261,8 +268,8 @@ def test_dpr_question_ids_are_kept_apart_by_split_in_the_export_and_the_folds(ho
         spec = {"irds": "dpr-w100", "query_field": "text", "doc_fields": ["title", "text"],
                 "folds": {"scheme": "presplit"},
                 "splits": {"train": "dpr-w100/natural-questions/train", "test": "dpr-w100/natural-questions/dev"}}
-        export_dataset(spec, out / "docs.jsonl", out / "lookup.sqlite", out / "queries.tsv", out / "qrels.txt",
-                       out / "info.json")
+        export_dataset(spec, out / "docs.jsonl", out / "lookup.sqlite", out / "empty-docs.txt", out / "queries.tsv",
+                       out / "qrels.txt", out / "info.json")
         assign_folds("nq", {k: spec[k] for k in ("folds", "splits")}, out / "queries.tsv", out / "folds.json")
         print(json.dumps(read_folds(out / "folds.json")["splits"]))
     """)

@@ -92,7 +92,8 @@ def test_a_partial_copy_of_a_licensed_collection_is_named_without_a_traceback(li
             "out = Path(sys.argv[1]); "
             "export_dataset({'irds': 'disks45/nocr/trec-robust-2004', 'query_field': 'title', "
             "'doc_fields': ['title', 'body'], 'licence': 'TREC disks 4 and 5'}, out / 'docs.jsonl', "
-            "out / 'lookup.sqlite', out / 'queries.tsv', out / 'qrels.txt', out / 'info.json')")
+            "out / 'lookup.sqlite', out / 'empty-docs.txt', out / 'queries.tsv', out / 'qrels.txt', "
+            "out / 'info.json')")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
                           env=_env(licensed_home), timeout=120)
     assert done.returncode != 0

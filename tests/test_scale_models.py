@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from peftir.retrieval import anserini
+
 import scale_model
 from checkout import clone
-from irds_fixtures import write_fixtures
+from irds_fixtures import SUPPORTED, write_fixtures
 from seam import audited, check_the_seam
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,3 +149,18 @@ def test_a_paper_configuration_runs_end_to_end_as_a_scale_model(paper, tmp_path_
                                capture_output=True, text=True, timeout=900)
         assert audit.returncode == 0, f"{table}: {audit.stdout[-3000:]}{audit.stderr[-2000:]}"
     check_the_seam(workdir, PAPERS[paper]["kinds"])
+    check_the_empty_documents(workdir)
+
+
+def check_the_empty_documents(workdir: Path) -> None:
+    """Every fixture collection holds a document with no text (a record without TEXT, a page of markup only, an empty
+    row): its export counted it and every BM25 index of it reconciled Anserini's counters with that count."""
+    exported = {info.parent.name: json.loads(info.read_text())
+                for info in (workdir / "results" / "data").glob("*/info.json")}
+    fixtures = {name: info for name, info in exported.items() if info["irds"] in SUPPORTED}
+    assert fixtures and all(info["empty_docs"] >= 1 for info in fixtures.values()), exported
+    for name, info in fixtures.items():
+        index = workdir / "results" / "index" / name / anserini.INDEX_INFO
+        if index.is_file():
+            counted = json.loads(index.read_text())["anserini"]
+            assert (counted["empty"], counted["indexed"] + counted["empty"]) == (info["empty_docs"], info["docs"])

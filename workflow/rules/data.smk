@@ -7,6 +7,7 @@ rule download:
     output:
         docs=PATHS.docs,
         docs_lookup=PATHS.docs_lookup,
+        empty_docs=PATHS.empty_docs,
         queries=PATHS.queries,
         qrels=PATHS.qrels,
         info=PATHS.export_info,

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from ..errors import ActionableError
 from ..files import atomic_write, write_json
 from .debian import package_info
+from ..data.empty_documents import is_empty
 from ..data.export import _queries_and_qrels, export_dataset, normalise
 from ..data.folds import read_folds, validate, write_folds
 from .multilingual_text import debian_reference_sections
@@ -192,7 +193,8 @@ def copy_local_collection(settings: Mapping[str, Any], languages: list[str], doc
         write_topics(queries[lang], topics)
         write_qrels(qrels[lang], judged)
         qids |= set(topics)
-        described[lang] = {"docs": len(records), "queries": len(topics), "judged_queries": len(judged)}
+        described[lang] = {"docs": len(records), "queries": len(topics), "judged_queries": len(judged),
+                           "empty_docs": sum(is_empty(text) for _, text in records)}
     given = root / "folds.json"
     fold_doc = (read_folds(given) if given.is_file() else
                 _every_query_a_test_query(str(root), qids, "every query a test query (no folds.json given)"))
@@ -222,8 +224,8 @@ def _export_language(spec: Mapping[str, Any], docs: str, queries: str, qrels: st
     """One language of an ir_datasets collection, by ``peftir.data.export`` (a licensed dataset's missing copy
     named by its ``licence``). Without ``doc_fields`` it is a query language only (NeuCLIR's English topics have
     no English documents): its queries, no documents and no qrels."""
-    if "doc_fields" in spec:
-        return export_dataset(spec, docs, scratch / "lookup.sqlite", queries, qrels, scratch / "info.json")
+    if "doc_fields" in spec:        # no list of the empty documents: the language's index info names them
+        return export_dataset(spec, docs, scratch / "lookup.sqlite", None, queries, qrels, scratch / "info.json")
     topics, _ = _queries_and_qrels(spec)
     _write_docs(docs, [])
     write_topics(queries, topics)

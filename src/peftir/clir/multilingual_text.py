@@ -30,6 +30,7 @@ from ..errors import ActionableError
 from ..files import atomic_write, write_json
 from ..provenance.records import sha256
 from .debian import extract, package_info, package_members
+from ..data.empty_documents import is_empty
 from ..data.export import normalise
 from ..data.trec import MalformedFileError
 
@@ -414,17 +415,21 @@ def _bucket(unit: str, buckets: int, key: bytes) -> int:
 def _spread(parts: list[Mapping[str, Any]], packages: Mapping[str, str], directory: Path, buckets: int,
             key: bytes) -> list[dict]:
     """Every non-empty unit of every part, as "part index<TAB>unit" lines in its bucket's file under
-    ``directory``, in reading order; what each part is (its source record)."""
+    ``directory``, in reading order; what each part is (its source record, and how many of its units held no text
+    and were left out)."""
     described = []
     with contextlib.ExitStack() as stack:
         files = [stack.enter_context(open(directory / f"{number}.tsv", "w", encoding="utf-8"))
                  for number in range(buckets)]
         for index, part in enumerate(parts):
             texts, source = _part_units(part, packages)
+            empty = 0
             for unit in map(normalise, texts):        # normalised: no tab or newline left in it
-                if unit:
+                if is_empty(unit):
+                    empty += 1
+                else:
                     files[_bucket(unit, buckets, key)].write(f"{index}\t{unit}\n")
-            described.append({**dict(part), **source})
+            described.append({**dict(part), **source, "empty_units_dropped": empty})
     return described
 
 

@@ -23,7 +23,10 @@ class CorePaths:
     """Path patterns of the artefacts the systems share (Snakemake wildcards in braces)."""
 
     docs: str = "results/data/{dataset}/corpus/docs.jsonl"
-    docs_lookup: str = "results/data/{dataset}/docs.lookup.sqlite"    # id → line of docs.jsonl (outside corpus/:
+    # beside corpus/, not in it (Anserini reads every file there): each id's line of docs.jsonl, and the ids of the
+    # documents with no text (``peftir.data.empty_documents``)
+    docs_lookup: str = "results/data/{dataset}/docs.lookup.sqlite"
+    empty_docs: str = "results/data/{dataset}/empty-docs.txt"
     queries: str = "results/data/{dataset}/queries.tsv"
     qrels: str = "results/data/{dataset}/qrels.txt"
     export_info: str = "results/data/{dataset}/info.json"

@@ -14,12 +14,13 @@ them and :class:`MissingDataError` says what to obtain and where to put it.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write
-from . import split_queries
+from . import empty_documents, split_queries
 from .docstore import lookup_writer
 from .sizes import quietly
 from .trec import MalformedFileError, Qrels, check_id, write_qrels, write_topics
@@ -106,20 +107,33 @@ def _documents(dataset: Any, spec: Mapping[str, Any]) -> Iterator[Any]:
                                f"cannot be read as ir_datasets expects it: {problem}") from None
 
 
-def _write_docs(dataset: Any, spec: Mapping[str, Any], path: Path, lookup: Path) -> int:
-    """Documents as JSON lines, and the lookup from each id to its line (``peftir.data.docstore``)."""
+def _write_docs(dataset: Any, spec: Mapping[str, Any], path: Path, lookup: Path,
+                empty: Path | None) -> tuple[int, int]:
+    """Documents as JSON lines, the lookup from each id to its line (``peftir.data.docstore``), and the ids of the
+    documents with no text (``peftir.data.empty_documents``) in ``empty`` when given; returns how many documents,
+    and how many empty."""
     count = offset = 0
+    no_text: list[str] = []
     doc_fields = list(spec["doc_fields"])
     with atomic_write(path, "wb") as handle, lookup_writer(lookup, path) as places:
         for doc in _documents(dataset, spec):
             check_id("document", doc.doc_id, dataset.dataset_id())
             text = normalise(" ".join(_fields(doc, doc_fields, "document")))
+            if empty_documents.is_empty(text):
+                no_text.append(doc.doc_id)
             line = (json.dumps({"id": doc.doc_id, "contents": text}) + "\n").encode()
             handle.write(line)
             places.add(doc.doc_id, offset, len(line))
             offset += len(line)
             count += 1
-    return count
+    if empty is not None:
+        empty_documents.write_list(empty, no_text)
+    if no_text:
+        listed = f"listed in {empty}, " if empty is not None else ""
+        print(f"{spec.get('irds', path)}: {len(no_text):,} of {count:,} documents have no text in {doc_fields} "
+              f"({listed}e.g. {no_text[:3]}): BM25 cannot retrieve them; dense and SPLADE indexes encode them from "
+              f"their special tokens alone", file=sys.stderr)
+    return count, len(no_text)
 
 
 def _query_sources(spec: Mapping[str, Any]) -> list[str]:
@@ -152,15 +166,17 @@ def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
     return topics, qrels
 
 
-def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path, queries: str | Path,
-                   qrels: str | Path, info: str | Path) -> dict[str, Any]:
-    """The ``download`` rule: documents (JSON lines, Anserini's JsonCollection) and their ``lookup`` by id,
-    queries (TSV), qrels and, last, ``info`` (what was exported: counts, fields, splits)."""
+def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path, empty: str | Path | None,
+                   queries: str | Path, qrels: str | Path, info: str | Path) -> dict[str, Any]:
+    """The ``download`` rule: documents (JSON lines, Anserini's JsonCollection) and their ``lookup`` by id, the ids
+    of those with no text (``empty``, one a line; None: not listed), queries (TSV), qrels and, last, ``info`` (what
+    was exported: counts, the empty documents among them, fields, splits)."""
     if spec.get("licence"):
         message = check_available(spec)
         if message:
             raise MissingDataError(message)
-    n_docs = _write_docs(_load(spec["irds"]), spec, Path(docs), Path(lookup))
+    n_docs, n_empty = _write_docs(_load(spec["irds"]), spec, Path(docs), Path(lookup),
+                                  None if empty is None else Path(empty))
     topics, judgments = _queries_and_qrels(spec)
     write_topics(queries, topics)
     write_qrels(qrels, judgments)
@@ -171,6 +187,8 @@ def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path
         "query_field": spec["query_field"],
         "doc_fields": list(spec["doc_fields"]),
         "docs": n_docs,
+        "empty_docs": n_empty,                  # no text: not in the BM25 index (Anserini counts them "empty")
+        **({"empty_docs_list": str(empty)} if empty is not None else {}),
         "queries": len(topics),
         "qrels": sum(len(judged) for judged in judgments.values()),
         "queries_with_qrels": len(judgments),

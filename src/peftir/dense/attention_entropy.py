@@ -21,6 +21,7 @@ from torch import Tensor
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel
 
 from ..data.docstore import document_windows
+from ..data.empty_documents import is_empty
 from ..execution.seam import Execution
 from ..files import write_json
 from ..contract.backbones import resolve
@@ -32,14 +33,18 @@ UNIT = "nats"
 BATCH = 16
 
 
-def sample_passages(docs: str, count: int, seed: int) -> tuple[list[str], list[str]]:
+def sample_passages(docs: str, count: int, seed: int) -> tuple[list[str], list[str], int]:
     """``count`` documents of ``docs.jsonl`` drawn uniformly with ``seed`` (Algorithm R, one pass, ``count`` texts
-    held), as (ids, texts) in file order; every document when the collection has fewer."""
+    held), as (ids, texts) in file order, every document when the collection has fewer; and how many documents were
+    left out for holding no text (not passages: [CLS] would attend to [SEP] alone)."""
     chooser = random.Random(seed)
     kept: list[tuple[int, str, str]] = []
-    seen = 0
+    seen = empty = 0
     for ids, texts in document_windows(docs):
         for docid, text in zip(ids, texts):
+            if is_empty(text):
+                empty += 1
+                continue
             if seen < count:
                 kept.append((seen, docid, text))
             else:
@@ -48,7 +53,7 @@ def sample_passages(docs: str, count: int, seed: int) -> tuple[list[str], list[s
                     kept[slot] = (seen, docid, text)
             seen += 1
     kept.sort()
-    return [docid for _, docid, _ in kept], [text for _, _, text in kept]
+    return [docid for _, docid, _ in kept], [text for _, _, text in kept], empty
 
 
 def sample_digest(ids: list[str]) -> str:
@@ -93,7 +98,7 @@ def attention_entropy(spec: dict, docs: str, threads: int, output: str, trained:
     it comes, or of the retriever fine-tuned from it (``trained``: its directory), on ``spec['passages']`` passages
     of ``docs`` drawn with ``spec['seed']``; per passage and their means, with the sample's ids, to ``output``."""
     execution = Execution.of(spec["execution"], threads)
-    ids, texts = sample_passages(docs, spec["passages"], spec["seed"])
+    ids, texts, empty = sample_passages(docs, spec["passages"], spec["seed"])
     if not ids:
         raise ValueError(f"{docs}: no documents to sample")
     model, tokenizer = load_encoder(trained or resolve(spec["backbone"]), spec["layers"], execution)
@@ -101,7 +106,7 @@ def attention_entropy(spec: dict, docs: str, threads: int, output: str, trained:
     facts = {"checkpoint": trained or spec["backbone"], "unit": UNIT, "p_max_len": spec["p_max_len"],
              "entropy": [fmean(column) for column in zip(*per_passage)],
              "sample": {"docs": docs, "requested": spec["passages"], "passages": len(ids), "seed": spec["seed"],
-                        "sha256": sample_digest(ids), "ids": ids},
+                        "empty_documents_left_out": empty, "sha256": sample_digest(ids), "ids": ids},
              "per_passage": per_passage, "execution": execution.used()}
     write_json(output, facts)
     return {key: facts[key] for key in ("checkpoint", "entropy", "execution")}

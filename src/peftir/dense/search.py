@@ -17,6 +17,7 @@ import numpy as np
 
 from ..data import trec
 from ..data.docstore import document_windows
+from ..data.empty_documents import is_empty
 from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from .train import build_retriever, load_retriever
@@ -37,14 +38,16 @@ def retriever(spec: dict, search: dict, threads: int, trained: str | None = None
 
 def index_corpus(spec: dict, search: dict, docs: str, threads: int, output: str, trained: str | None = None) -> dict:
     """The ``dense_index`` rule: the corpus's vectors (by the retriever ``spec``, trained in ``trained`` or not)
-    into a faiss index directory, a window of documents (one shard) at a time; returns its facts, which the log
-    shows."""
+    into a faiss index directory, a window of documents (one shard) at a time, those with no text too; returns its
+    facts (with how many documents had no text), which the log shows."""
     model = retriever(spec, search, threads, trained)
     encoding = 0.0
+    empty_texts = 0
 
     def shards() -> Iterator[tuple[np.ndarray, list[str]]]:
-        nonlocal encoding
+        nonlocal encoding, empty_texts
         for ids, texts in document_windows(docs):
+            empty_texts += sum(map(is_empty, texts))     # encoded all the same, from the special tokens alone
             started = time.monotonic()
             vectors = encode_all(model, texts, PASSAGE, search["batch_size"])
             encoding += time.monotonic() - started
@@ -52,7 +55,7 @@ def index_corpus(spec: dict, search: dict, docs: str, threads: int, output: str,
 
     started = time.monotonic()
     facts = faiss_index.write(output, shards(), search["index"], search["hnsw_m"], search["ef_search"])
-    return {**facts, "encoding_seconds": round(encoding, 1),
+    return {**facts, "empty_texts": empty_texts, "encoding_seconds": round(encoding, 1),
             "indexing_seconds": round(time.monotonic() - started - encoding, 1)}
 
 

@@ -14,7 +14,8 @@ The context does what every job needs and no job computes:
 2. it sends the job's output (Python's streams and file descriptors 1 and 2, so a Java child's
    output too) to the rule's log, and reports a failure there: an ``ActionableError``'s message,
    or any other error's traceback, then the log's last lines on the terminal;
-3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``);
+3. once the body succeeded, it writes a provenance record of each output (``peftir.provenance``), with the facts
+   the body ``noted`` (what a job counted of its data: documents exported, indexed, empty);
 4. it publishes the rule's ``mem_mb`` to the Java processes the job starts (``peftir.execution.memory``);
 5. with ``PEFTIR_SEAM_AUDIT`` set (tests), it records what entered the job's models and from where
    (``peftir.execution.audit``);
@@ -29,12 +30,22 @@ import os
 import sys
 import traceback
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from ..errors import ActionableError
 from ..execution import audit, memory
 from . import warm
 from .contract import recorded_params
+
+
+_NOTED: dict[str, Any] = {}     # the running job's facts for its records (one job a process at a time)
+
+
+def noted(facts: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Keep ``facts`` (JSON values: what the job counted of its data) for the provenance records of its outputs, so
+    a reader of the record sees them without opening the log; returns them, for the log too."""
+    _NOTED.update(facts)
+    return facts
 
 
 def _named(items: Any) -> dict[str, str | list[str]]:
@@ -81,6 +92,7 @@ def job(smk: Any) -> Iterator[Any]:
     from ..provenance.ir_metadata import set_significance
 
     started = records.now()
+    _NOTED.clear()
     log = str(smk.log[0]) if smk.log else None
     failed = False
     audited = audit.job_directory()
@@ -109,7 +121,8 @@ def job(smk: Any) -> Iterator[Any]:
     if failed:
         sys.exit(f"{_log_tail(log)}job failed; log: {log}")
     records.write_records(records.job_record(smk.rule, dict(smk.wildcards.items()), recorded_params(smk.params),
-                                             _named(smk.input), _named(smk.output), started, records.now()))
+                                             _named(smk.input), _named(smk.output), started, records.now(),
+                                             facts=dict(_NOTED)))
 
 
 def job_key(smk: Any) -> str:

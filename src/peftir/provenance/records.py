@@ -181,8 +181,9 @@ def config_path(entry: dict, checkout: str | os.PathLike) -> Path:
 
 
 def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: dict, started: str,
-               ended: str) -> dict:
-    """The record shared by a job's outputs: everything needed to say what produced them. Paths are
+               ended: str, facts: dict | None = None) -> dict:
+    """The record shared by a job's outputs: everything needed to say what produced them, and the ``facts`` the
+    job counted of its data, where it noted some (documents exported, indexed, empty). Paths are
     those the job saw (relative to the working directory, which holds ``results/``), the code is named by
     module and content digest (``params.code``), config files relative to the checkout: a record reads
     the same wherever the checkout and the results are."""
@@ -205,6 +206,7 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "started": started,
         "ended": ended,
+        **({"facts": facts} if facts else {}),
     }
 
 

@@ -21,20 +21,22 @@ from collections import deque
 from pathlib import Path
 from typing import Iterable, IO, Mapping
 
+from ..data import empty_documents
 from ..data.folds import read_folds
 from ..execution.memory import java_heap_mb
 from ..data.trec import read_topics, report_missing, run_blocks, write_run, write_topics
-from ..files import atomic_directory, remove_leftovers
+from ..files import atomic_directory, remove_leftovers, write_json
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 
 TAIL_LINES = 30
+# the JVM's default locale, whatever the host's: a de_DE host would print Anserini's counters as "1.398"
+LOCALE = ["-Duser.language=en", "-Duser.country=US"]
 # Anserini reports some failures on its output and still exits 0: SearchCollection's "Error: ... does
 # not appear to be a valid index.", IndexCollection's log4j ERROR lines for a document it could not
 # parse (then it indexes the rest), an exception in an indexing or search thread, printed as a qualified class
 # name at a line's start (Lucene's TooManyClauses: the query is left out of the run). Any of them fails the job,
 # as does a non-zero exit status.
 JAVA_ERROR = re.compile(r"^(Error|Exception in thread)|^\S+ \S+ (ERROR|FATAL) |^([a-z]\w*\.)+[A-Z][\w$]*(: |$)")
-INDEXED = re.compile(r"Total ([\d,]+) documents indexed")
 
 
 def anserini_jar() -> Path:
@@ -61,7 +63,7 @@ def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str
     and the tail on failure, else return the tail."""
     log = sys.stderr if log is None else log
     heap = java_heap_mb()
-    command = [java(), *([f"-Xmx{heap}m"] if heap else []), "-cp", str(anserini_jar()), main_class, *args]
+    command = [java(), *([f"-Xmx{heap}m"] if heap else []), *LOCALE, "-cp", str(anserini_jar()), main_class, *args]
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     first_error = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
@@ -81,42 +83,81 @@ def _run_java(main_class: str, args: list[str], log: IO[str] | None) -> list[str
 TEXT_INDEX = ["-collection", "JsonCollection", "-storePositions", "-storeDocvectors", "-storeRaw"]
 # learned sparse vectors: a JsonVectorCollection's integer impacts, its terms taken as given (SPLADE's word pieces)
 IMPACT_INDEX = ["-collection", "JsonVectorCollection", "-impact", "-pretokenized"]
+INDEX_INFO = "peftir-index.json"     # in an index directory: what was exported and what Anserini counted
+# IndexCollection's final counters ("indexed:    1,398"), each with what a non-zero value means
+COUNTER = re.compile(r"\b(indexed|unindexable|empty|skipped|errors):\s+([\d,]+)\s*$")
+FAILED = {"unindexable": "documents Anserini could not turn into an index entry",
+          "skipped": "documents Anserini left out (not indexable by its collection class)",
+          "errors": "documents whose indexing raised an error"}
 
 
-def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, expected_docs: int,
-                log: IO[str] | None = None, language: str | None = None, kind: list[str] = TEXT_INDEX) -> None:
+def counters(output: Iterable[str]) -> dict[str, int]:
+    """Anserini's final counters (indexed, unindexable, empty, skipped, errors) from IndexCollection's output."""
+    return {found.group(1): int(found.group(2).replace(",", "")) for line in output
+            for found in [COUNTER.search(line)] if found}
+
+
+def reconcile(counted: Mapping[str, int], exported: int, empty: int, collection: str) -> None:
+    """Accept an index when every document exported is indexed or empty: indexed + empty = ``exported``, Anserini's
+    empty = the ``empty`` documents the export counted, and no document unindexable, skipped or in error; else raise
+    naming each counter that does not fit and the collection."""
+    missing = [name for name in ("indexed", *FAILED, "empty") if name not in counted]
+    if missing:
+        raise RuntimeError(f"Anserini printed no final counter {', '.join(missing)} for {collection}; the index is "
+                           f"not kept")
+    problems = [f"{name} {counted[name]:,} ({meaning})" for name, meaning in FAILED.items() if counted[name]]
+    if counted["empty"] != empty:
+        problems.append(f"empty {counted['empty']:,} where the export counted {empty:,} documents with no text")
+    if counted["indexed"] + counted["empty"] != exported:
+        problems.append(f"indexed {counted['indexed']:,} + empty {counted['empty']:,} = "
+                        f"{counted['indexed'] + counted['empty']:,}, not the {exported:,} documents exported")
+    if problems:
+        raise RuntimeError(f"Anserini's counters for {collection} do not reconcile with its export: "
+                           f"{'; '.join(problems)}; the index is not kept")
+
+
+def build_index(corpus_dir: str | Path, index_dir: str | Path, threads: int, exported: int, empty: int = 0,
+                log: IO[str] | None = None, language: str | None = None, kind: list[str] = TEXT_INDEX,
+                about: Mapping[str, object] | None = None) -> dict:
     """Index a collection directory (``kind``: a JsonCollection of texts, or ``IMPACT_INDEX``) into
-    ``index_dir`` (built beside it, renamed at the end); fail unless Anserini reports exactly ``expected_docs``
-    documents indexed. ``language``: one of Anserini's language analyzers (``de``, ``es``, ``fi``...; None = its
-    default English analyzer)."""
+    ``index_dir`` (built beside it, renamed at the end), unless Anserini's counters do not reconcile with the
+    ``exported`` documents, ``empty`` of them with no text (``reconcile``). ``language``: one of Anserini's
+    language analyzers (``de``, ``es``, ``fi``...; None = its default English analyzer). The index's info
+    (``INDEX_INFO``: the export's counts, Anserini's counters and ``about`` it) is written inside it and returned."""
     heap = java_heap_mb()       # Lucene's indexing buffer (4,096 MB by default) kept within half the heap
     buffer = ["-memoryBuffer", str(min(4096, heap // 2))] if heap else []
     with atomic_directory(index_dir) as building:
         tail = _run_java("io.anserini.index.IndexCollection", [
             *kind, "-input", str(corpus_dir), "-index", str(building), "-generator", "DefaultLuceneDocumentGenerator",
             "-threads", str(threads), *buffer, *_language(language)], log)
-        counts = [int(found.group(1).replace(",", "")) for line in tail for found in [INDEXED.search(line)] if found]
-        if counts != [expected_docs]:
-            raise RuntimeError(f"Anserini indexed {counts[0] if counts else 'an unknown number of'} documents of "
-                               f"the {expected_docs} exported from {corpus_dir}; the index is not kept")
+        counted = counters(tail)
+        reconcile(counted, exported, empty, str(corpus_dir))
+        info = {"collection": str(corpus_dir), "exported": exported, "empty": empty, "anserini": counted,
+                "retrievable": counted["indexed"], **(about or {})}
+        write_json(building / INDEX_INFO, info)
+    return info
 
 
 def _language(language: str | None) -> list[str]:
     return ["-language", language] if language else []
 
 
-def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, threads: int) -> None:
-    """The ``index`` rule: an Anserini index of the exported documents, all of them (``info``: the export's
-    counts)."""
-    expected = json.loads(Path(info).read_text())["docs"]
-    build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected)
+def index_collection(docs: str | Path, info: str | Path, index_dir: str | Path, threads: int) -> dict:
+    """The ``index`` rule: an Anserini index of the exported documents, every one indexed but those with no text
+    (``info``: the export's counts, and where it listed the empty documents); returns the index's info."""
+    exported = json.loads(Path(info).read_text())
+    return build_index(Path(docs).parent, index_dir, threads=threads, exported=exported["docs"],
+                       empty=exported["empty_docs"], about={"empty_documents": exported["empty_docs_list"]})
 
 
-def index_language(docs: str | Path, index_dir: str | Path, analyzer: str, threads: int) -> None:
-    """The ``clir_index`` rule: an Anserini index of one language's documents with that language's analyzer."""
-    with open(docs, encoding="utf-8") as lines:
-        expected = sum(1 for line in lines if line.strip())
-    build_index(Path(docs).parent, index_dir, threads=threads, expected_docs=expected, language=analyzer)
+def index_language(docs: str | Path, index_dir: str | Path, analyzer: str, threads: int) -> dict:
+    """The ``clir_index`` rule: an Anserini index of one language's documents with that language's analyzer, every
+    one indexed but those with no text (counted, and named in the index's info file); returns the index's info
+    without the ids (the counts a record keeps)."""
+    count, empty = empty_documents.scan(docs)
+    info = build_index(Path(docs).parent, index_dir, threads=threads, exported=count, empty=len(empty),
+                       language=analyzer, about={"empty_document_ids": empty})
+    return {key: value for key, value in info.items() if key != "empty_document_ids"}
 
 
 def search(index_dir: str | Path, topics: Mapping[str, str], run_path: str | Path, k1: float, b: float,

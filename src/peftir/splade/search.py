@@ -21,6 +21,7 @@ import torch
 
 from ..data import trec
 from ..data.docstore import document_windows
+from ..data.empty_documents import is_empty
 from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 from ..files import atomic_directory, write_json
@@ -66,11 +67,12 @@ def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, ba
     are encoded, and their Anserini impact index in ``output`` (``vectors/``, ``lucene/``); returns the facts
     (sizes, mean pieces per document, seconds) the log shows."""
     started = time.monotonic()
-    pieces = 0
+    pieces = empty_texts = 0
 
     def documents() -> Iterator[tuple[str, impact.Impacts]]:
-        nonlocal pieces
+        nonlocal pieces, empty_texts
         for ids, texts in document_windows(docs):
+            empty_texts += sum(map(is_empty, texts))      # encoded all the same, from the special tokens alone
             for index, impacts in quantised_batches(encoder, texts, DOCUMENT, factor, batch_size):
                 pieces += len(impacts)
                 yield ids[index], impacts
@@ -78,8 +80,12 @@ def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, ba
     output = Path(output)
     written = impact.write_documents(output / VECTORS / "docs.jsonl", documents())
     encoded = time.monotonic()
-    anserini.build_index(output / VECTORS, output / LUCENE, threads, written["documents"], kind=anserini.IMPACT_INDEX)
-    return {**written, "mean_document_pieces": pieces / max(1, written["documents"]),
+    # an empty vector is written as the released code's placeholder piece, so Anserini counts no document empty
+    indexed = anserini.build_index(output / VECTORS, output / LUCENE, threads, written["documents"],
+                                   kind=anserini.IMPACT_INDEX,
+                                   about={"empty_texts": empty_texts, "empty_vectors": written["empty_documents"]})
+    return {**written, "empty_texts": empty_texts, "anserini": indexed["anserini"],
+            "mean_document_pieces": pieces / max(1, written["documents"]),
             "index_bytes": sum(f.stat().st_size for f in (output / LUCENE).rglob("*") if f.is_file()),
             "encoding_seconds": round(encoded - started, 1), "indexing_seconds": round(time.monotonic() - encoded, 1)}
 

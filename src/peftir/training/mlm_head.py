@@ -25,7 +25,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from transformers import AutoTokenizer, BertForMaskedLM
 
-from ..data.text_units import unit_chunks
+from ..data.text_units import TextUnits
 from ..execution.seam import CPU, Execution, Spec
 from ..files import scratch_directory, write_json
 from . import mlm
@@ -86,7 +86,7 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
     ``train_texts`` (their token ids on disk beside ``output_dir`` while it runs), where ``execution`` says, write
     the whole checkpoint to ``output_dir`` (built beside it, renamed at the end) and return the summary (written to
     ``summary`` when given: the ``mlm_head`` rule): held-out MLM loss and perplexity before and after, tokens
-    seen, seconds."""
+    seen, the units left out for holding no text (a collection's empty documents), seconds."""
     placement = Execution.of(execution, threads)
     torch.manual_seed(seed)
     started = time.monotonic()
@@ -94,8 +94,9 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
     tokenizer = AutoTokenizer.from_pretrained(backbone_dir)
     trainable = freeze_all_but_head(model)
     with scratch_directory(output_dir) as scratch:
-        blocks = mlm.write_blocks(tokenizer, unit_chunks(train_texts), block_size, scratch / "train.ids")
-        heldout_blocks = mlm.write_blocks(tokenizer, unit_chunks(heldout_texts), block_size, scratch / "heldout.ids")
+        units = {"train": TextUnits(train_texts), "heldout": TextUnits(heldout_texts)}
+        blocks = mlm.write_blocks(tokenizer, units["train"].chunks(), block_size, scratch / "train.ids")
+        heldout_blocks = mlm.write_blocks(tokenizer, units["heldout"].chunks(), block_size, scratch / "heldout.ids")
         heldout = [masked_features(model, batch, placement)
                    for batch in mlm.heldout_batches(heldout_blocks, batch_size, tokenizer)]
         before = heldout_loss(model, heldout)
@@ -107,6 +108,7 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
     facts = {"backbone": backbone_dir, "train_texts": list(train_texts), "heldout_texts": list(heldout_texts),
              "steps": steps, "batch_size": batch_size, "block_size": block_size, "lr": lr, "schedule": SCHEDULE,
              "seed": seed, "threads": threads, "training_blocks": len(blocks), "heldout_blocks": len(heldout_blocks),
+             "empty_units_dropped": {name: read.empty for name, read in units.items()},
              "tokens_seen": steps * batch_size * block_size, "trainable_parameters": trainable,
              "heldout_before": before, "heldout_after": heldout_loss(model, heldout), "losses": losses,
              "training_seconds": round(training_seconds, 1), "execution": placement.used()}

@@ -22,7 +22,7 @@ from torch import Tensor
 from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForWholeWordMask, PreTrainedModel
 
 from ...data import pretraining_text
-from ...data.text_units import text_units
+from ...data.text_units import TextUnits
 from ...execution.gradients import accumulate, cached_gradient, split
 from ...execution.passes import Encoder, Shape
 from ...execution.seam import Execution
@@ -148,8 +148,9 @@ def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict
     """The ``pretrain`` rule: ``settings['steps']`` updates of ``objective`` on ``texts`` from ``backbone`` (a
     coCondenser from the Condenser in ``warm_start``; RIP with ``prompts``, of deep prompts alone on the frozen
     backbone), placed by ``execution``; the backbone (or the prompts) saved to ``output_dir``, the losses to
-    ``summary``. The texts' training units are cut and tokenised once, to disk
-    beside ``output_dir`` (``pretraining_text.Pieces``), and read a batch at a time."""
+    ``summary`` (with how many texts were left out for holding no text, when ``texts`` is a ``TextUnits``). The
+    texts' training units are cut and tokenised once, to disk beside ``output_dir`` (``pretraining_text.Pieces``),
+    and read a batch at a time."""
     if objective not in OBJECTIVES:
         raise ValueError(f"pretraining objective {objective!r}: one of {', '.join(OBJECTIVES)}")
     if (objective == "cocondenser") != bool(warm_start):
@@ -181,8 +182,8 @@ def pretrain(objective: str, backbone: str, texts: Iterable[str], settings: dict
     facts = {"objective": objective, "backbone": backbone, "warm_start": warm_start, **settings,
              **({"prompts": prompts} if prompts else {}),
              "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
-             "training_units": units, "losses": losses, "seconds": round(time.monotonic() - started, 1),
-             "execution": execution.used()}
+             "training_units": units, **({"empty_texts_dropped": texts.empty} if isinstance(texts, TextUnits) else {}),
+             "losses": losses, "seconds": round(time.monotonic() - started, 1), "execution": execution.used()}
     write_json(summary, facts)
     return facts
 
@@ -197,6 +198,6 @@ def pretrain_run(spec: dict, docs: str, output_dir: str, summary: str, threads: 
     """The ``pretrain`` rule: the run ``spec`` (the ``pretraining`` param) on the documents of ``docs``, from the
     checkpoint ``start`` (the backbone with its fitted MLM head) or the named backbone, or a coCondenser from
     the Condenser in ``warm_start``; deep prompts alone where the run names ``prompts``."""
-    return pretrain(spec["objective"], start or resolve(spec["backbone"]), text_units(docs),
+    return pretrain(spec["objective"], start or resolve(spec["backbone"]), TextUnits([docs]),
                     {key: spec[key] for key in SETTINGS}, output_dir, summary, Execution.of(spec["execution"], threads),
                     warm_start, spec.get("prompts"))
