@@ -4,12 +4,15 @@ summary and the caption, and byte-stable outputs."""
 from __future__ import annotations
 
 import json
+import random
+from pathlib import Path
 
 import pytest
 
-from peftir.reports.reported import ReportedCell, ReportedTable
+from peftir.contract.cells import split_cell_id
+from peftir.reports.reported import ReportedCell, ReportedTable, load_reported
 from peftir.reports.scorecard import (EMBEDDED, baseline_row, build_scorecard, caption, effects, matched,
-                                      render_scorecard_latex, write_scorecard)
+                                      percentage_tolerance, render_scorecard_latex, write_scorecard)
 
 SETTINGS = {"tolerance": 0.05, "stand_ins": {"robust04": "vaswani"}, "budget": "embedded"}
 
@@ -189,11 +192,12 @@ def test_parameters_and_summary(card):
 
 def test_the_caption_says_what_an_embedded_scorecard_measures(card):
     text = caption(card)
-    assert "1 of 7 cells within 5% of the printed value" in text and EMBEDDED in text
-    assert "0 of 2 rows reproduced" in text and "effectiveness measures only" in text
-    assert EMBEDDED not in caption({**card, "budget": "paper"})
+    assert "1 of 7 rebuilt cells within tolerance (5% of a printed metric" in text and EMBEDDED in text
+    assert "0 of 0 like-for-like and 0 of 2 substituted row summaries reproduced" in text
+    assert "effectiveness measures only" in text and EMBEDDED not in caption({**card, "budget": "paper"})
     latex = render_scorecard_latex(card)
-    assert "twinbert:prefix vs twinbert:full" in latex and latex.count("\\\\") == 1 + 7 + 1 + 2 + 1 + 2
+    assert "twinbert:prefix (substituted) vs twinbert:full" in latex
+    assert latex.count("\\\\") == 1 + 7 + 1 + 2 + 1 + 2
     assert "twinbert:prefix: 0.1M vs 0.1M (equal)" in latex and "twinbert:full: 110M vs" in latex
 
 
@@ -261,12 +265,14 @@ def test_a_substitution_of_an_unknown_kind_is_refused_naming_the_key(tmp_path):
 
     path = tmp_path / "r.yaml"
     path.write_text("paper: p\nsource: s\nconfiguration: c\ntables:\n  t:\n    place: T\n    cells: []\n"
+                    "    test: {status: none printed, source: s}\n"
                     "    substitutions: [{kind: weather, what: rain}]\n")
     with pytest.raises(ReportedError, match=r"tables.t.substitutions\[0\].kind = 'weather': allowed: collection, "
                                             r"split, model, budget"):
         load_reported(path)
     path.write_text("paper: p\nsource: s\nconfiguration: c\ntables:\n  t:\n    place: T\n    cells: []\n"
-                    "    row_baselines: {a: b}\n")
+                    "    test: {status: none printed, source: s}\n"
+                    "    row_baselines: {a: {against: b, cites: the paper's words}}\n")
     with pytest.raises(ReportedError, match=r"tables.t.row_baselines: 'a' -> 'b': both must be rows"):
         load_reported(path)
 
@@ -283,3 +289,196 @@ def test_a_row_is_compared_with_the_papers_own_baseline_for_it():
     assert rows["coCondenser adapter"]["baseline"] == "coCondenser FT"
     assert rows["coCondenser adapter"]["ER"] == pytest.approx((0.35 - 0.36) / (0.356 - 0.366))
     assert rows["coCondenser FT"]["baseline"] == "DistilBERT FT"
+
+
+# ------------------------------------------------------------- the verdicts' second pass, on the printed numbers
+
+REPORTED = Path(__file__).resolve().parents[1] / "config" / "reported"
+PAPER = {"tolerance": 0.05, "stand_ins": {}, "budget": "paper"}
+
+
+def with_runs(cell: dict, shift: float, rng: int, queries: int = 40, spread: float = 0.15) -> dict:
+    """A built cell with per-query scores around ``value + shift`` (two seeds of one fold), as the tables hold them."""
+    generator = random.Random(rng)
+    runs = [{"fold": "1", "seed": seed, "per_query": {f"q{q}": cell["value"] + shift + generator.gauss(0, spread)
+                                                       for q in range(queries)}} for seed in (1, 2)]
+    return {**cell, "runs": runs}
+
+
+def retrieval(row: str, column: str, value: float | None, kind: str = "method", collection: str = "msmarco-passage",
+              metric: str = "RR@10") -> dict:
+    return {"cell": f"{row} | {column}", "value": value, "printed": "-" if value is None else f"{value:g}",
+            "stars": "", "row_kind": kind, "printed_parameters": "-", "metric": metric, "collection": collection}
+
+
+def test_a_cell_copied_from_the_paper_is_a_reference_never_a_result_or_a_baseline():
+    """DPTDR Table 2: the paper configuration copies coCondenser's row from the paper. It was compared with itself
+    (Δ 0, "within tolerance", like for like) and was the ER baseline of DPTDR's row (ER 0.44 from 0.386 against a
+    printed 0.391 over a printed constant)."""
+    table = load_reported(REPORTED / "dptdr.yaml").tables["table2"]
+    cells = [retrieval("BM25", "MRR@10", 0.187, "reference"), retrieval("BM25", "R@1000", 0.857, "reference", metric="R@1000"),
+             {**retrieval("coCondenser (Gao & Callan 2022)", "MRR@10", 0.382, "reported"), "source": "DPTDR, Table 2"},
+             {**retrieval("coCondenser (Gao & Callan 2022)", "R@1000", 0.984, "reported", metric="R@1000")},
+             retrieval("DPTDR", "MRR@10", 0.386), retrieval("DPTDR", "R@1000", 0.989, metric="R@1000")]
+    card = build_scorecard(cells, table, PAPER, "dptdr/table2", "DPTDR")
+    kinds = {c["cell"]: c["kind"] for c in card["cells"]}
+    assert [cell for cell, kind in kinds.items() if kind == "copied"] == [
+        "coCondenser (Gao & Callan 2022) | MRR@10", "coCondenser (Gao & Callan 2022) | R@1000"]
+    copied = next(c for c in card["cells"] if c["kind"] == "copied")
+    assert copied["difference"] is None and copied["within_tolerance"] is None and copied["source"] == "DPTDR, Table 2"
+    s = card["summary"]
+    assert (s["compared"], s["copied"], s["within_tolerance"], s["like_for_like"]) == (4, 2, 4, 4)
+    dptdr = next(r for r in card["rows"] if r["row"] == "DPTDR")
+    assert dptdr["verdict"] == "not computable: baseline copied" and dptdr["ER"] is None
+    assert "2 cell(s) copied from the paper by the configuration are references, not results" in caption(card)
+
+
+def test_an_improvement_cell_is_compared_in_percentage_points_with_its_best_method():
+    """Semi-Siamese Table 3's monoBERT Robust04 P@20 improvement prints 1.16 %: 5 % of it allowed ±0.058 points
+    (86 times stricter than the metric beside it), and another best method passed unnoticed."""
+    table = load_reported(REPORTED / "semi-siamese.yaml").tables["table3"]
+    printed = {c.cell: c.value for c in table.cells}
+    column = ":robust04:P@20"
+    cells = [built(cell, printed[cell]) for cell in printed if cell.endswith(column) and ":improvement:" not in cell]
+    cells += [{**built("monobert:improvement" + column, 2.30, "improvement"), "method": "lora_pp"}]
+    card = build_scorecard(cells, table, PAPER, "table3", "Semi-Siamese")
+    cell = next(c for c in card["cells"] if c["kind"] == "percentage")
+    best = max((v, c) for c, v in printed.items() if c.endswith(column) and ":improvement:" not in c
+               and not c.startswith("monobert:full"))
+    assert cell["paper_best"] == best[1].split(":")[1] and cell["reproduced_best"] == best[1].split(":")[1]
+    assert cell["difference"] == pytest.approx(2.30 - 1.16) and cell["better"] is None
+    expected = percentage_tolerance(best[0], printed["monobert:full" + column], 0.05)
+    assert cell["tolerance"] == pytest.approx(expected) and expected > 10 * 0.058 and cell["within_tolerance"]
+    assert expected == pytest.approx(100 * best[0] / printed["monobert:full" + column] * 2 ** 0.5 * 0.05)
+    assert "pp" in render_scorecard_latex(card)
+    assert card["summary"]["median_abs_difference"] == 0.0          # the metric cells alone (all equal here)
+    assert card["summary"]["median_abs_percentage_points"] == pytest.approx(1.14)
+    # a build whose best row is another method differs, whatever the number
+    cells = [c if not c["cell"].startswith("monobert:lora_pp") else {**c, "value": 0.0} for c in cells]
+    cells = [c if not c["cell"].startswith("monobert:prompt") else {**c, "value": 0.9} for c in cells]
+    other = next(c for c in build_scorecard(cells, table, PAPER, "table3", "p")["cells"] if c["kind"] == "percentage")
+    assert other["reproduced_best"] == "prompt" and other["within_tolerance"] is False
+
+
+def test_an_original_effect_within_the_reproductions_noise_has_no_er_and_each_er_carries_its_interval():
+    """The guard fired on print precision only (1 of 252 Semi-Siamese effects), not on noise (147 below 0.01)."""
+    cells = [with_runs(built("r:full:d:P@20", 0.30), 0.0, 1), with_runs(built("r:small:d:P@20", 0.305), 0.0, 2),
+             with_runs(built("r:large:d:P@20", 0.40), 0.0, 3, spread=0.02)]
+    table = ReportedTable("t", "T", "", "r:full", (reported("r:full:d:P@20", 0.3000),
+                                                  reported("r:small:d:P@20", 0.3040),
+                                                  reported("r:large:d:P@20", 0.3800)), {}, ())
+    card = build_scorecard(cells, table, PAPER, "t", "p")
+    measures = {r["row"]: r["measures"][0] for r in card["rows"]}
+    small, large = measures["r:small"], measures["r:large"]
+    assert small["effect"] == "unstable" and small["ER"] is None      # 0.004 printed in 4 digits: above the print
+    assert small["standard_error"] > 0.004                            # ... but below the reproduction's noise
+    assert large["effect"] == "stable" and large["ER"] == pytest.approx((0.40 - 0.30) / 0.08)
+    low, high = large["reproduced_interval"]
+    assert large["ER_interval"] == pytest.approx([low / 0.08, high / 0.08]) and low < 0.1 < high
+    assert card["summary"]["measures_unstable"] == 1
+
+
+def test_a_tight_null_reproduction_of_a_large_effect_is_not_reproduced_not_hidden_as_unstable():
+    """A reproduced interval covering zero but excluding the paper's effect (ER's interval excludes 1) is a failed
+    reproduction: its ER stands and the row says so."""
+    cells = [with_runs(built("r:full:d:P@20", 0.30), 0.0, 1, spread=0.01),
+             with_runs(built("r:lora:d:P@20", 0.30), 0.0, 2, spread=0.01)]
+    table = ReportedTable("t", "T", "", "r:full", (reported("r:full:d:P@20", 0.3000), reported("r:lora:d:P@20", 0.3500)),
+                          {}, ())
+    row = build_scorecard(cells, table, PAPER, "t", "p")["rows"][0]
+    measure = row["measures"][0]
+    low, high = measure["reproduced_interval"]
+    assert abs(low) < 0.01 and high < 0.05 and measure["effect"] == "stable"     # about 0, excluding 0.05
+    assert abs(measure["ER"]) < 0.2 and measure["ER_interval"][1] < 1 and row["verdict"] == "not reproduced"
+
+
+def test_a_retrieval_cell_on_another_collection_than_the_papers_is_substituted_not_like_for_like():
+    """The embedded DPTDR Table 3 scores vaswani where the paper scores MS MARCO Dev: its caption said "All 6 cells
+    compare like for like"."""
+    table = load_reported(REPORTED / "dptdr.yaml").tables["table3"]
+    cells = [retrieval(row, column, 0.3, collection="vaswani", metric="RR@10" if column == "MRR@10" else "R@1000")
+             for row in ("FT", "DPT") for column in ("MRR@10", "R@1000")]
+    card = build_scorecard(cells, table, SETTINGS, "dptdr/table3", "DPTDR")
+    assert all("collection: vaswani for the paper's msmarco-passage" in c["substitutions"] for c in card["cells"])
+    assert card["summary"]["like_for_like"] == 0 and "compare like for like." not in caption(card).split("§")[0]
+    assert all(r["substituted"] and r["collection"] == "vaswani" for r in card["rows"])
+
+
+def test_rows_are_summarised_per_collection_and_substituted_columns_apart():
+    cells = [built("r:full:a:P@20", 0.30), built("r:lora:a:P@20", 0.33), built("r:full:b:P@20", 0.30),
+             built("r:lora:b:P@20", 0.27)]
+    cells = [{**c, "dataset": c["cell"].split(":")[2]} for c in cells]
+    table = ReportedTable("t", "T", "", "r:full", tuple(reported(c["cell"].replace(":b:", ":paper_b:"), v) for c, v in
+                                                       zip(cells, (0.30, 0.33, 0.30, 0.33))), {}, ())
+    card = build_scorecard(cells, table, {**PAPER, "stand_ins": {"paper_b": "b"}}, "t", "p")
+    rows = {(r["collection"], r["substituted"]): r for r in card["rows"]}
+    assert set(rows) == {("a", False), ("b", True)}
+    assert rows[("a", False)]["verdict"] == "reproduced" and rows[("b", True)]["verdict"] == "not reproduced"
+    s = card["summary"]
+    assert (s["rows_like_for_like"], s["rows_like_for_like_reproduced"], s["rows_substituted"]) == (1, 1, 1)
+
+
+def test_rows_are_compared_with_the_baselines_the_papers_text_names():
+    """SPLADE Table 7 compared every adapter reranker with DistilBERT's fine-tuning; the paper compares each with its
+    own backbone's (§4.4). DPTDR Table 3's DPT + RIP + UNM is compared with FT + RIP + UNM; Table 8's rows mix
+    zero-shot (a backbone as it comes) and full-shot cells, now each compared with its like."""
+    splade = load_reported(REPORTED / "splade-adapters.yaml").tables["table7"]
+    cells = [{**retrieval(*split_cell_id(c.cell), c.value), "metric": "RR@10" if "MRR" in c.cell else "nDCG@10"}
+             for c in splade.cells]
+    rows = {r["row"]: r for r in build_scorecard(cells, splade, PAPER, "splade-adapters/table7", "p")["rows"]}
+    assert rows["SPLADE++ adapter"]["baseline"] == "SPLADE++ FT"
+    assert rows["TCT-ColBERT adapter"]["baseline"] == "TCT-ColBERT FT"
+    assert rows["DistilBERT adapter"]["baseline"] == "DistilBERT FT"
+    assert rows["SPLADE++ FT"]["baseline"] == "DistilBERT FT"
+    dptdr = load_reported(REPORTED / "dptdr.yaml")
+    assert dptdr.tables["table3"].row_baselines == {"DPT + RIP + UNM": "FT + RIP + UNM"}
+    table8 = dptdr.tables["table8"]
+    kinds = {"Alignment": ("reference", "alignment"), "Uniformity": ("reference", "uniformity"),
+             "Zero-shot MRR@10": ("reference", "RR@10"), "Zero-shot R@1000": ("reference", "R@1000"),
+             "Full-shot MRR@10": ("method", "RR@10"), "Full-shot R@1000": ("method", "R@1000")}
+    cells = [retrieval(*split_cell_id(c.cell), c.value, kinds[split_cell_id(c.cell)[1]][0],
+                       metric=kinds[split_cell_id(c.cell)[1]][1]) for c in table8.cells]
+    rip = next(r for r in build_scorecard(cells, table8, PAPER, "dptdr/table8", "p")["rows"] if r["row"] == "RIP")
+    assert rip["columns"] == ["Zero-shot MRR@10", "Zero-shot R@1000", "Full-shot MRR@10", "Full-shot R@1000"]
+    assert rip["left_out"] == ["Alignment", "Uniformity"] and rip["ER"] == pytest.approx(1.0)
+
+
+def test_a_claim_that_a_row_matches_another_is_tested_as_an_equivalence():
+    """"Adapter ≈ fine-tuning" has no original effect to divide by: SPLADE Table 6's head columns (0.299 vs 0.302)
+    had ER "unstable" and dropped out of the verdict. Now the paper's claim is tested as such (TOST at the margin the
+    reported file names, with its reason)."""
+    table = load_reported(REPORTED / "splade-adapters.yaml").tables["table6"]
+    claim = table.equivalence[0]
+    assert claim.margin == 0.01 and claim.reason and "on par with finetuning" in claim.claim
+    printed = {c.cell: c.value for c in table.cells}
+    near = [with_runs(retrieval(*split_cell_id(cell), value, collection="tripclick", metric="nDCG@10"), 0.0, n,
+                      spread=0.01) for n, (cell, value) in enumerate(printed.items())]
+    card = build_scorecard(near, table, PAPER, "splade-adapters/table6", "p")
+    tested = {e["column"]: e for e in card["equivalence"]}
+    assert set(tested) == {"HEAD nDCG@10", "HEAD R@100"}
+    assert all(e["verdict"] == "equivalent" and e["half_width"] < 0.01 for e in tested.values())
+    low, high = tested["HEAD nDCG@10"]["interval_90"]
+    assert -0.01 < low < high < 0.01 and tested["HEAD nDCG@10"]["paper_difference"] == pytest.approx(-0.003)
+    head = next(r for r in card["rows"] if r["row"] == "Adapter" and r.get("equivalence"))
+    assert head["verdict"] == "equivalent"
+    far = [c if not c["cell"].startswith("Adapter | HEAD") else with_runs(c, 0.05, 9, spread=0.01) for c in near]
+    tested = build_scorecard(far, table, PAPER, "splade-adapters/table6", "p")["equivalence"]
+    assert {e["verdict"] for e in tested} == {"not shown equivalent"}
+    assert "not shown equivalent" in render_scorecard_latex(build_scorecard(far, table, PAPER, "t6", "p"))
+    # too few, too noisy queries for the margin: even a zero difference could not be shown equivalent
+    noisy = [with_runs(c, 0.0, n, queries=8, spread=0.2) for n, c in enumerate(near)]
+    tested = build_scorecard(noisy, table, PAPER, "splade-adapters/table6", "p")["equivalence"]
+    assert {e["verdict"] for e in tested} == {"untestable at this margin"} and all(e["half_width"] >= 0.01
+                                                                                   for e in tested)
+
+
+def test_an_equivalence_claim_against_another_row_than_the_baseline_is_read_by_the_rows_summary():
+    """SPLADE Table 1's bi-adapters are claimed to match the mono adapter, while their baseline is fine-tuning: the
+    claim is tested and set beside the row's ER verdict (``equivalence_verdict``), not in its place."""
+    table = load_reported(REPORTED / "splade-adapters.yaml").tables["table1"]
+    cells = [with_runs(retrieval(*split_cell_id(c.cell), c.value, metric="RR@10"), 0.0, n, spread=0.005)
+             for n, c in enumerate(table.cells) if "R-FLOPS" not in c.cell and "TREC" not in c.cell]
+    card = build_scorecard(cells, table, PAPER, "splade-adapters/table1", "p")
+    bi = next(r for r in card["rows"] if r["row"] == "DistilBERT bi-adapter")
+    assert bi["baseline"] == "DistilBERT FT" and bi["equivalence_verdict"] == "equivalent"
+    assert bi["verdict"] not in ("equivalent", "not shown equivalent")          # its ER verdict stays

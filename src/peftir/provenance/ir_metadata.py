@@ -18,8 +18,8 @@ from .records import git_state, versions, workflow_checkout
 
 
 _SIGNIFICANCE: dict | None = None     # the job's significance settings (``set_significance``)
-TESTS = {"t": "Student's paired t-test on per-query scores (Welch's t-test where unpaired)",
-         "permutation": "randomisation test on per-query scores (sign flips paired, label shuffles unpaired)"}
+TESTS = {"t": "Student's paired t-test on per-query scores, on the queries both runs score",
+         "permutation": "paired randomisation test (sign flips) on per-query scores, on the queries both runs score"}
 
 
 def set_significance(settings: dict | None) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from ..files import atomic_write
 from ..provenance.records import record_path
-from .scorecard import caption as scorecard_caption
+from .scorecard import caption as scorecard_caption, row_label, shown_difference
 from .significance_tables import caption as significance_caption, paper_shown
 
 STYLE = """
@@ -98,20 +98,22 @@ def scorecard_html(card: Mapping[str, Any], figure: str, page_dir: str) -> str:
         f"{''.join(f'<br><small>{_e(what)}</small>' for what in c.get('substitutions') or [])}</td>"
         f"<td class='n'>{_e(c['reported_printed'])}</td>"
         f"<td class='n'><a href='#{anchor(card['report'], c['cell'])}'>{_e(c['reproduced_printed'])}</a></td>"
-        f"<td class='n'>{_signed(c['difference'])}</td>"
+        f"<td class='n'>{_e(shown_difference(c)[0])}</td>"
         f"<td class='n'>{'unst.' if c.get('effect') == 'unstable' else _number(c['ER'])}</td>"
         f"<td class='n'>{_number(c['DRI'])}</td>"
         f"<td>{'✓' if c['within_tolerance'] else ''}</td></tr>" for c in card["cells"])
-    effects = "".join(f"<tr><td>{_e(r['row'])}</td><td>{_e(r['baseline'])}</td><td>{_e(r['verdict'])}</td>"
+    effects = "".join(f"<tr><td>{_e(row_label(r))}</td><td>{_e(r['baseline'])}</td><td>{_e(r['verdict'])}</td>"
                       f"<td class='n'>{_number(r['ER'])}</td><td class='n'>{_range(r['ER_range'])}</td>"
                       f"<td class='n'>{_number(r['DRI'])}</td>"
                       f"<td>{_e(_measures(r))}</td></tr>" for r in card["rows"])
     parameters = "".join(f"<tr><td>{_e(p['row'])}</td><td class='n'>{_e(p['reported'])}</td>"
                          f"<td class='n'>{_e(p['reproduced'] or '-')}</td><td>{'✓' if p['equal'] else ''}</td></tr>"
                          for p in card["parameters"])
-    return (f"<details><summary>Scorecard: {s['within_tolerance']} of {s['compared']} cells within "
-            f"{s['tolerance']:.0%}, {s['rows_er_in_range']} of {s['rows_with_er']} rows reproduced (median "
-            f"per-measure ER in [{s['er_range'][0]}, {s['er_range'][1]}]) — {_e(card['place'])}</summary>"
+    return (f"<details><summary>Scorecard: {s['within_tolerance']} of {s['compared']} rebuilt cells within "
+            f"tolerance; reproduced (median per-measure ER in [{s['er_range'][0]}, {s['er_range'][1]}]): "
+            f"{s['rows_like_for_like_reproduced']} of {s['rows_like_for_like']} like-for-like and "
+            f"{s['rows_substituted_reproduced']} of {s['rows_substituted']} substituted row summaries — "
+            f"{_e(card['place'])}</summary>"
             f"<p class='summary'>{_e(scorecard_caption(card))}</p>"
             f"<table><tr><th>Row</th><th>Column</th><th>Reported</th><th>Reproduced</th><th>Δ</th><th>ER</th>"
             f"<th>ΔRI</th><th>within</th></tr>{rows}</table>"
@@ -152,24 +154,28 @@ def significance_html(table: Mapping[str, Any]) -> str:
     s = table["summary"]
     rows = "".join(
         f"<tr><td><a href='#{anchor(table['report'], r['cell'])}'>{_e(r['cell'])}</a></td><td>{_e(r['against'])}</td>"
-        f"<td>{'paired' if r['paired'] else _e('unpaired: ' + str(r.get('unpaired_reason')))}</td>"
-        f"<td class='n'>{r['mean_difference']:+.4f}</td>"
+        f"<td>{'paired' if r['paired'] else _e('untested: ' + str(r.get('untested_reason')))}</td>"
+        f"<td class='n'>{_signed(r['mean_difference'])}</td>"
         f"<td class='n'>{_interval(r['ci_low'], r['ci_high'])}</td>"
         f"<td class='n'>{_number(r['effect_size'])}</td><td class='n'>{_p(r['p_t'])}</td>"
         f"<td class='n'>{_p(r['p_permutation'])}</td><td class='n'>{_p(r['p_adjusted'])}"
-        f"{' †' if r['significant'] else ''}</td><td>{_e(paper_shown(r))}</td><td>{_e(r['against_paper'])}</td>"
+        f"{' †' if r['significant'] else ''}</td><td>{_e(r['corrected'])}</td><td>{_e(paper_shown(r))}</td>"
+        f"<td>{_e(r['against_paper'])}</td>"
         f"<td>{_e(r['table_stars'] or '-')}</td></tr>"
         for r in table["comparisons"])
-    verdicts = (f"{s['paper_significant']} significant in the paper, {s['significant_after_correction']} after "
-                f"{_e(table['settings']['correction'])} ({s['kept']} kept, {s['lost']} lost, {s['gained']} gained)"
-                if s["paper_tests_table"] else
-                f"the paper prints no test; {s['significant_after_correction']} significant after "
+    lost = s["lost"] + s["lost: inconclusive"] + s["lost: contradicted"] + s["lost: supported per query"]
+    verdicts = (f"{s['paper_significant']} significant in the paper; its way: "
+                f"{s['kept'] + s['kept at a weaker level']} kept, {s['reversed']} "
+                f"reversed, {lost} lost, {s['gained']} gained; {s['significant_after_correction']} significant after "
+                f"{_e(table['settings']['correction'])}" if s["paper_test"] == "printed" else
+                f"the paper's marks: {_e(s['paper_test'])}; {s['significant_after_correction']} significant after "
                 f"{_e(table['settings']['correction'])}")
     return (f"<details><summary>Significance: {verdicts}</summary>"
             f"<p class='summary'>{_e(significance_caption(table))}</p>"
             f"<table><tr><th>Cell</th><th>against</th><th>test</th><th>Δ</th><th>95% CI (unadjusted)</th><th>d</th>"
             f"<th>p (t)</th>"
-            f"<th>p (perm.)</th><th>p (adj.)</th><th>paper</th><th>vs paper</th><th>table's own stars</th></tr>"
+            f"<th>p (perm.)</th><th>p (adj.)</th><th>corrected</th><th>paper</th><th>paper's way</th>"
+            f"<th>table's own stars</th></tr>"
             f"{rows}</table></details>")
 
 

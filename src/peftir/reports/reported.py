@@ -23,7 +23,14 @@ from ..errors import ActionableError
 
 TOP_KEYS = {"paper", "source", "configuration", "tables", "figures", "not_built"}
 TABLE_KEYS = {"place", "caption", "baseline", "row_baselines", "cells", "parameters", "without_counterpart",
-              "substitutions"}
+              "substitutions", "test", "collection", "equivalence"}
+# what a paper says of the significance of a table's numbers: a test with its marks, no test, or a test whose marks
+# this file does not hold (the project's copy of the paper lost them)
+PRINTED, NONE_PRINTED, NOT_TRANSCRIBED = "printed", "none printed", "not transcribed"
+TEST_KEYS = {"status", "test", "samples", "paired", "tails", "marks", "correction", "source"}
+SAMPLES = ("seeds", "queries")          # what the paper's test compares: per-seed means, or per-query scores
+LETTERS = "letters"                     # marks that name the rows a cell is significantly better than (SPLADE)
+EQUIVALENCE_KEYS = {"rows", "against", "columns", "margin", "reason", "claim"}
 SUBSTITUTION_KEYS = {"kind", "what", "rows", "columns"}
 # what a reproduced cell can stand in for, beside the stand-in datasets the scorecard knows (``reproduction.stand_ins``)
 SUBSTITUTION_KINDS = ("collection", "split", "model", "budget")
@@ -64,6 +71,56 @@ class Substitution:
 
 
 @dataclass(frozen=True)
+class PaperTest:
+    """The significance test a paper ran for a table, as its text and notes say (``status`` printed), or that it
+    prints none, or that it tested but its marks are not transcribed here. ``marks``: each mark with its alpha (a
+    star "*" at 0.05), or ``{"letters": alpha}`` for marks naming the rows a cell is better than; ``tails`` 1: in the
+    paper's direction, better than the baseline; ``samples``: per-seed means or per-query scores."""
+    status: str
+    test: str = ""
+    samples: str = ""
+    paired: bool = False
+    tails: int = 2
+    marks: Mapping[str, float] = field(default_factory=dict)
+    correction: str = "none"
+    source: str = ""
+
+    @property
+    def alpha(self) -> float:
+        """The level of the paper's weakest mark: what "significant" means in its table."""
+        return max(self.marks.values())
+
+    @property
+    def letters(self) -> bool:
+        return LETTERS in self.marks
+
+    def words(self) -> str:
+        """The test in a few words, for a caption."""
+        if self.status != PRINTED:
+            return self.test or self.status
+        tails = "one-tailed (better than the baseline)" if self.tails == 1 else "two-tailed"
+        levels = ", ".join(f"{mark} p <= {alpha:g}" for mark, alpha in self.marks.items())
+        return (f"{self.test}, {'paired' if self.paired else 'unpaired'}, on per-{self.samples[:-1]} "
+                f"{'means' if self.samples == 'seeds' else 'scores'}, {tails}, {levels}, correction: {self.correction}")
+
+
+NO_TEST = PaperTest(NONE_PRINTED)
+
+
+@dataclass(frozen=True)
+class EquivalenceClaim:
+    """A paper's claim that method ``rows`` match the row ``against`` (adapters vs fine-tuning): tested as an
+    equivalence (TOST) at ``margin``, in the measure's units, over ``columns`` (pipeline column ids; every shared
+    effectiveness column when empty); ``reason`` says why that margin, ``claim`` quotes the paper."""
+    rows: tuple[str, ...]
+    against: str
+    margin: float
+    reason: str
+    claim: str
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReportedTable:
     """One table's printed numbers; ``baseline``: the row the paper compares against (None: it compares nothing)."""
 
@@ -76,6 +133,13 @@ class ReportedTable:
     without_counterpart: tuple[Mapping[str, str], ...]
     substitutions: tuple[Substitution, ...] = ()
     row_baselines: Mapping[str, str] = field(default_factory=dict)   # rows the paper compares with another row
+    test: PaperTest = NO_TEST
+    collection: Mapping[str, str] = field(default_factory=dict)      # column id → the paper's collection ("": all)
+    equivalence: tuple[EquivalenceClaim, ...] = ()
+
+    def collection_of(self, column: str) -> str | None:
+        """The collection (a pipeline dataset name) the paper's cells of ``column`` score, where the file says."""
+        return self.collection.get(column, self.collection.get(""))
 
 
 @dataclass(frozen=True)
@@ -133,17 +197,89 @@ def _table(path: str, name: str, spec: Any) -> ReportedTable:
             raise ReportedError(f"{path}: {where}.without_counterpart[{i}]: a printed number without a pipeline "
                                 f"cell needs its `why`")
     rows = {split_cell_id(cell.cell)[0] for cell in cells}
-    for row, against in (spec.get("row_baselines") or {}).items():
-        if str(row) not in rows or str(against) not in rows:
-            raise ReportedError(f"{path}: {where}.row_baselines: {row!r} -> {against!r}: both must be rows of the "
-                                f"table's cells ({', '.join(sorted(rows))})")
+    row_baselines = _row_baselines(path, f"{where}.row_baselines", spec.get("row_baselines") or {}, rows)
     return ReportedTable(name=name, place=str(spec["place"]), caption=str(spec.get("caption") or ""),
                          baseline=None if spec.get("baseline") is None else str(spec["baseline"]), cells=cells,
                          parameters=parameters, without_counterpart=without,
-                         row_baselines=MappingProxyType({str(row): str(against) for row, against
-                                                         in (spec.get("row_baselines") or {}).items()}),
+                         row_baselines=MappingProxyType(row_baselines),
                          substitutions=tuple(_substitution(path, f"{where}.substitutions[{i}]", entry)
-                                             for i, entry in enumerate(spec.get("substitutions") or [])))
+                                             for i, entry in enumerate(spec.get("substitutions") or [])),
+                         test=_test(path, f"{where}.test", spec.get("test")),
+                         collection=MappingProxyType(_collection(path, f"{where}.collection",
+                                                                 spec.get("collection"))),
+                         equivalence=tuple(_claim(path, f"{where}.equivalence[{i}]", entry, rows)
+                                           for i, entry in enumerate(spec.get("equivalence") or [])))
+
+
+def _row_baselines(path: str, where: str, given: Any, rows: set[str]) -> dict[str, str]:
+    """Rows the paper compares with another row than the table's baseline: ``{row: {against, cites}}``, each citing
+    the paper's sentence that makes the comparison."""
+    if not isinstance(given, dict):
+        raise ReportedError(f"{path}: {where}: a mapping of row -> {{against, cites}}")
+    found = {}
+    for row, entry in given.items():
+        if not isinstance(entry, dict) or set(entry) != {"against", "cites"} or not str(entry["cites"]).strip():
+            raise ReportedError(f"{path}: {where}.{row}: a mapping with `against` (the row it is compared with) and "
+                                f"`cites` (the paper's sentence that compares them)")
+        if str(row) not in rows or str(entry["against"]) not in rows:
+            raise ReportedError(f"{path}: {where}: {row!r} -> {entry['against']!r}: both must be rows of the "
+                                f"table's cells ({', '.join(sorted(rows))})")
+        found[str(row)] = str(entry["against"])
+    return found
+
+
+def _test(path: str, where: str, entry: Any) -> PaperTest:
+    """A table's ``test`` block: required, so that what the paper tested is said rather than read from its marks."""
+    if not isinstance(entry, dict):
+        raise ReportedError(f"{path}: {where}: missing; say what the paper tested (status: {PRINTED}, "
+                            f"{NONE_PRINTED} or {NOT_TRANSCRIBED}, with its source)")
+    status = entry.get("status")
+    if status not in (PRINTED, NONE_PRINTED, NOT_TRANSCRIBED):
+        raise ReportedError(f"{path}: {where}.status = {status!r}: allowed: {PRINTED}, {NONE_PRINTED}, "
+                            f"{NOT_TRANSCRIBED}")
+    required = TEST_KEYS if status == PRINTED else ({"status", "test", "source"} if status == NOT_TRANSCRIBED
+                                                    else {"status", "source"})
+    _unknown(path, where, entry, TEST_KEYS, required)
+    if not str(entry["source"]).strip():
+        raise ReportedError(f"{path}: {where}.source: quote where the paper says it")
+    if status != PRINTED:
+        return PaperTest(status, test=str(entry.get("test") or ""), source=str(entry["source"]))
+    marks = entry["marks"]
+    if (entry["samples"] not in SAMPLES or entry["tails"] not in (1, 2) or not isinstance(entry["paired"], bool)
+            or not isinstance(marks, dict) or not marks
+            or not all(isinstance(alpha, float) and 0 < alpha < 1 for alpha in marks.values())):
+        raise ReportedError(f"{path}: {where}: samples one of {', '.join(SAMPLES)}, tails 1 or 2, paired true or "
+                            f"false, marks a mapping of each mark (or {LETTERS!r}) to its alpha in (0, 1)")
+    return PaperTest(PRINTED, str(entry["test"]), entry["samples"], entry["paired"], entry["tails"],
+                     MappingProxyType({str(mark): float(alpha) for mark, alpha in marks.items()}),
+                     str(entry["correction"]), str(entry["source"]))
+
+
+def _collection(path: str, where: str, entry: Any) -> dict[str, str]:
+    """The collection the paper's numbers score: a pipeline dataset name for every column, or column id → name."""
+    if entry is None:
+        return {}
+    if isinstance(entry, str):
+        return {"": entry}
+    if not isinstance(entry, dict) or not all(isinstance(value, str) for value in entry.values()):
+        raise ReportedError(f"{path}: {where}: a dataset name, or a mapping of column id -> dataset name")
+    return {str(column): value for column, value in entry.items()}
+
+
+def _claim(path: str, where: str, entry: Any, rows: set[str]) -> EquivalenceClaim:
+    if not isinstance(entry, dict):
+        raise ReportedError(f"{path}: {where}: a mapping with keys {', '.join(sorted(EQUIVALENCE_KEYS))}")
+    _unknown(path, where, entry, EQUIVALENCE_KEYS, EQUIVALENCE_KEYS - {"columns"})
+    named = [str(row) for row in entry["rows"]] + [str(entry["against"])]
+    if not set(named) <= rows:
+        raise ReportedError(f"{path}: {where}: rows {sorted(set(named) - rows)} are not rows of the table's cells")
+    margin = entry["margin"]
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin:
+        raise ReportedError(f"{path}: {where}.margin = {margin!r}: a positive number in the measure's units")
+    if not str(entry["reason"]).strip() or not str(entry["claim"]).strip():
+        raise ReportedError(f"{path}: {where}: say why this margin (`reason`) and quote the claim (`claim`)")
+    return EquivalenceClaim(tuple(named[:-1]), named[-1], float(margin), str(entry["reason"]), str(entry["claim"]),
+                            tuple(map(str, entry.get("columns") or ())))
 
 
 def _substitution(path: str, where: str, entry: Any) -> Substitution:

@@ -270,7 +270,9 @@ def dense_cells(layout: dict, metrics: list[str], summaries: list[str], artefact
             if cell["row_kind"] == METHOD_ROW and cell is not baseline and baseline["row_kind"] == METHOD_ROW \
                     and cell["metric"] != MEAN and cell["metric"] not in GEOMETRY_METRICS:
                 test_against(cell, baseline)
-    return [{**cell, "note": cell.get("note")} for cell in cells]      # every cell has each key (the JSON twin's)
+    # every cell has each key (the JSON twin's), and the collection it scores (a mean over columns: none)
+    return [{**cell, "note": cell.get("note"), "collection": None if column.get("mean_of") else
+             searched_collection(settings)} for cell, (_, _, _, column, settings) in zip(cells, cell_settings(layout))]
 
 
 def _geometry_cell(layout: dict, references: dict, settings: dict, metric: str, files: MetricFiles,
