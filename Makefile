@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: install demo all-tables test scale-test lint docs clean
+.PHONY: install demo all-tables test scale-test lint docs clean distclean
 
 install: $(VENV)/.installed
 
@@ -45,5 +45,18 @@ lint: install
 docs: install
 	$(BIN)/mkdocs build --strict
 
+# What the workflow remakes in seconds from the runs it keeps: the tables and figures with their companions, the
+# crates, the report page and the manual's site. Trained weights, runs, indexes, exported collections, their
+# provenance records and the packages placed by hand stay (a paper's weights are GPU-days).
+REMADE := results/tables results/figures results/crates results/report results/site
 clean:
+	@echo "removing: $(REMADE)"
+	@echo "keeping: everything else under results/ (weights, runs, indexes, collections, records, packages);" \
+	      "'make distclean' removes it all"
+	rm -rf $(REMADE)
+
+# Everything the workflow wrote, trained weights and hand-placed packages included: asks first.
+distclean:
+	@printf "remove results/ and .snakemake/ whole, trained weights and hand-placed packages included? [y/N] "; \
+	read answer; [ "$$answer" = y ] || { echo "nothing removed"; exit 1; }
 	rm -rf results .snakemake

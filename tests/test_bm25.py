@@ -93,9 +93,9 @@ def test_a_truncated_collection_fails_the_index_instead_of_indexing_part_of_it(s
 
 
 def test_a_killed_jobs_scratch_directory_is_removed_by_the_rerun(searched: dict, tmp_path: Path):
-    left = tmp_path / ".run.txt-anserini.abc123.part"
+    left = tmp_path / ".run.txt-anserini.abc12_45.part"
     (left / "sub").mkdir(parents=True)
-    (tmp_path / ".run.txt.def456.part").write_text("half a run")
+    (tmp_path / ".run.txt.def45678.part").write_text("half a run")
     bm25.search(searched["root"] / "index", read_topics(searched["root"] / "data" / "queries.tsv"),
                 tmp_path / "run.txt", k1=0.9, b=0.4, hits=10, threads=1, log=io.StringIO())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]

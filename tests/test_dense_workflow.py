@@ -100,6 +100,11 @@ def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
     done = _audit(dense_workflow)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "audit passed: 12 cell(s)" in done.stdout and "copied from a paper" in done.stdout
+    assert re.search(r"not rescored: \d+ runs made from trained weights", done.stdout)
+    asked = _audit(dense_workflow, "--rescore", "1")          # dense runs cannot be rescored yet: said, not passed
+    assert asked.returncode == 3, asked.stdout[-3000:] + asked.stderr[-3000:]
+    assert re.search(r"AUDIT INCOMPLETE: --rescore asked, but the audit cannot rescore .*\d+ run\(s\) of rule "
+                     r"'dense_search'", asked.stdout) and "rescored 0 of" in asked.stdout
     run = dense_workflow / "results/dense/runs/vaswani/rip/ft/bm25/fold1-seed1.run"
     with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
         failed = _audit(dense_workflow)

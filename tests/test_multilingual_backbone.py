@@ -65,7 +65,7 @@ def trimmed_backbone(tmp_path_factory, corpus) -> tuple[Path, dict]:
     output = tmp_path_factory.mktemp("trimmed") / "backbone"
     output.mkdir()
     (output / "stale.bin").write_text("from an older run")
-    leftover = output.parent / f".{output.name}.killed.part"
+    leftover = output.parent / f".{output.name}.killed_1.part"
     leftover.mkdir()
     return output, e5.expand_backbone(str(output), LAYERS, [str(p) for p in corpus.values()])
 

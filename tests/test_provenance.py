@@ -81,6 +81,8 @@ def test_a_record_holds_inputs_outputs_params_seeds_versions_and_the_slurm_job(t
     assert stored["inputs"]["queries"]["results/data/queries.tsv"] == records.sha256("results/data/queries.tsv")
     assert stored["seeds"] == {"folds": 3}
     assert stored["versions"]["torch"] == torch.__version__
+    assert {"ir-measures", "statsmodels", "repro-eval", "faiss-cpu", "scikit-learn", "pandas", "pysbd",
+            "ir-datasets"} <= set(stored["versions"])          # every distribution, by its normalised name
     assert len(stored["git"]["commit"]) == 40
 
 
@@ -126,11 +128,30 @@ def test_runs_are_plain_trec_with_their_ir_metadata_beside_them(tmp_path):
     ("# ir_metadata.start\n1 Q0 d1 1 1.0 t\n", r"r.run, line 1: not a TREC run line .*2 columns"),
     ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 x t\n", r"r.run, line 2: not a TREC run line"),
     ("1 Q0 d1 1 1.0\n", r"r.run, line 1: .*5 columns"),
+    ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 nan t\n", r"r.run, line 2: .*score 'nan' is not a finite number"),
+    ("1 Q0 d1 1 -inf t\n", r"r.run, line 1: .*score '-inf' is not a finite number"),
 ])
 def test_a_malformed_run_line_is_named_by_file_and_line(tmp_path, text, message):
     (tmp_path / "r.run").write_text(text)
     with pytest.raises(trec.MalformedFileError, match=message):
         trec.read_run(tmp_path / "r.run")
+
+
+def test_a_run_with_a_non_finite_score_is_refused_and_not_written(tmp_path):
+    with pytest.raises(trec.NonFiniteScoreError, match=r"r.run: query 2: 1 non-finite score\(s\) \(documents d3: nan\)"):
+        trec.write_run(tmp_path / "r.run", {"1": {"d1": 1.0}, "2": {"d2": 0.5, "d3": float("nan")}}, tag="t")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rerun_removes_its_own_leftovers_and_not_a_concurrent_jobs_of_a_longer_name(tmp_path):
+    from peftir.files import atomic_directory
+
+    own = tmp_path / ".x.k1ll3d_0.part"              # a killed job's temporary, as tempfile names it
+    other = tmp_path / ".x.y.w0rk1ng_.part"          # the running job of a dataset named x.y
+    own.mkdir(), other.mkdir()
+    with atomic_directory(tmp_path / "x") as building:
+        (building / "done").write_text("")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "x"]
 
 
 def test_malformed_qrels_and_topics_are_named_by_file_and_line(tmp_path):

@@ -161,3 +161,40 @@ def test_on_a_gpu_a_step_waits_for_the_device_only_where_transformers_checks_its
         torch.cuda.set_sync_debug_mode(0)
     syncs = [w for w in caught if "synchroniz" in str(w.message)]
     assert len(syncs) <= len(encoder_calls), [str(w.message) for w in syncs]
+
+
+def test_a_non_finite_batch_loss_stops_training_naming_the_epoch_and_batch(monkeypatch):
+    from peftir.training.finite import NonFiniteLossError
+
+    ranker = tiny_ranker("twinbert")
+    groups = apply_method(ranker, "full", {"ranker": 1e-3, "bert": 1e-3, "peft": 1e-3})
+    step, calls = training.train_step, []
+
+    def diverging(*args, **kwargs):          # the second batch's loss overflows, as a bf16 step can
+        calls.append(1)
+        loss = step(*args, **kwargs)
+        return loss * float("nan") if len(calls) == 2 else loss
+
+    monkeypatch.setattr(training, "train_step", diverging)
+    settings = {"epochs": 2, "pairs_per_epoch": 4, "batch_size": 2, "micro_batch": 1, "max_grad_norm": None}
+    with pytest.raises(NonFiniteLossError, match=r"the loss of epoch 1, batch 2 is nan .*no weights are written"):
+        training.train(ranker, groups, DATA, training.CandidateTriples(DATA, ["q1", "q3"]), lambda m: 0.0,
+                       settings, seed=1)
+
+
+def test_a_non_finite_step_loss_stops_the_step_loops_naming_the_step():
+    from peftir.training.finite import NonFiniteLossError
+    from peftir.training.steps import train_steps
+
+    model = torch.nn.Linear(3, 1)
+    inputs = torch.ones(2, 3)
+
+    def loss_of(step):
+        loss = model(inputs).pow(2).mean()
+        return loss * float("inf") if step == 2 else loss          # the third step diverges
+
+    with pytest.raises(NonFiniteLossError, match=r"the loss of step 3 of 5 is inf"):
+        train_steps(model, loss_of, steps=5, lr=1e-3, log_every=2)
+    other = torch.nn.Linear(3, 1)
+    finite = train_steps(other, lambda step: other(inputs).pow(2).mean(), steps=4, lr=1e-3, log_every=2)
+    assert len(finite) == 2 and all(math.isfinite(loss) for loss in finite)

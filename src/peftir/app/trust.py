@@ -1,0 +1,147 @@
+"""A crate checked against what the reviewer trusts, not against itself: ``peftir audit --crate``.
+
+A crate's metadata hashes its own files, so a crate rewritten bottom-up (a run, its metrics, its records and the
+metadata's hashes) is consistent with itself. What anchors it is outside it (the reproducible-builds habit: compare
+with what you have, not with what you were told):
+
+- the crate's sha256, printed, and checked against the published one with ``--expect``;
+- the reviewer's own checkout at the crate's commit: every workflow file the crate ships (rules, scripts, the
+  ``peftir`` package, ``config.yaml``, the schema, the paper configurations, the reported numbers) must be the
+  commit's, byte for byte (git's blob ids); a file the commit lacks is refused unless it is a config file the run
+  named (an overlay), and a tracked file the crate lacks is restored from the commit; a crate made from a checkout
+  with uncommitted changes is refused, or with ``--unpublished`` audited and said to be "not from a published
+  commit";
+- the run's configuration against the commit's: every key an overlay outside the commit changed is printed
+  ("experiment.seeds: [1] (the commit's: [1, 2, 3])") before any verdict;
+- each job record's commit: one the reviewer's history holds, at or before the crate's commit.
+
+What this does not check: the public collections' queries and qrels against a fresh ir_datasets export (the
+audit recomputes the metrics against the crate's qrels), said in the audit's output.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from ..contract.paths import RESULTS
+from ..pipeline.config import ConfigError, load_config
+from ..provenance import records
+from .crate import METADATA, CrateError, Unpacked, git_output as _git
+
+
+def _blobs(checkout: Path, commit: str) -> dict[str, str]:
+    """Every file tracked at ``commit``, with its git blob id."""
+    listed = _git(checkout, "ls-tree", "-r", "-z", commit).decode().split("\0")
+    found = {}
+    for line in filter(None, listed):
+        meta, path = line.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob":
+            found[path] = blob
+    return found
+
+
+def _blob_id(path: Path) -> str:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _shipped(root: Path) -> list[str]:
+    """The crate's files outside ``results/`` (the workflow's), by relative path."""
+    return sorted(path.relative_to(root).as_posix() for top in root.iterdir() if top.name != RESULTS
+                  for path in ([top] if top.is_file() else top.rglob("*"))
+                  if path.is_file() and path.relative_to(root).as_posix() != METADATA)
+
+
+def _flat(config: object, key: str = "") -> dict[str, object]:
+    if isinstance(config, dict):
+        return {k: v for name, value in config.items() for k, v in _flat(value, f"{key}.{name}" if key else
+                                                                          str(name)).items()}
+    return {key: config}
+
+
+def _config_differences(root: Path, configfiles: list[dict], tracked: set[str]) -> list[str]:
+    """Each key where the run's configuration (config.yaml and every overlay it named) differs from the commit's
+    (config.yaml and the overlays the commit tracks)."""
+    named = [entry["path"] for entry in configfiles]
+    try:
+        ran = _flat(load_config(root, [root / path for path in named]))
+        commit = _flat(load_config(root, [root / path for path in named if path in tracked]))
+    except (OSError, ConfigError, ValueError) as problem:
+        raise CrateError(f"the run's configuration cannot be read: {problem}") from None
+    return [f"{key}: {ran.get(key, '(absent)')!r} (the commit's: {commit.get(key, '(absent)')!r})"
+            for key in sorted(set(ran) | set(commit)) if ran.get(key, "(absent)") != commit.get(key, "(absent)")]
+
+
+def _record_commits(root: Path, commit: str, checkout: Path) -> int:
+    """The job records' commits: each must be one the reviewer's history holds, at or before ``commit``; how many
+    distinct ones there are."""
+    claimed: dict[str | None, str] = {}
+    for path in sorted((root / records.RECORDS).rglob("*.json")):
+        try:
+            made = (json.loads(path.read_text()).get("git") or {}).get("commit")
+        except (ValueError, AttributeError):
+            raise CrateError(f"{path.relative_to(root)}: not a provenance record (not JSON)") from None
+        claimed.setdefault(made, path.relative_to(root).as_posix())
+    for made, example in claimed.items():
+        if made is None:
+            raise CrateError(f"{example}: the job ran outside a git checkout, so no commit vouches for its code")
+        known = subprocess.run(["git", "-C", str(checkout), "merge-base", "--is-ancestor", made, commit],
+                               capture_output=True)
+        if known.returncode:
+            raise CrateError(f"{example}: its job ran at commit {made}, which is not in the history of the crate's "
+                             f"commit {commit} in {checkout}")
+    return len(claimed)
+
+
+def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False) -> list[str]:
+    """Check the unpacked crate's workflow files, configuration and records against ``checkout``'s history at the
+    crate's commit (see the module's docstring); returns what the audit says of it, or raises ``CrateError``."""
+    root, commit = unpacked.root, unpacked.commit
+    try:
+        _git(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
+    except CrateError:
+        raise CrateError(f"the crate names commit {commit}, which {checkout} does not have: fetch it, or the crate "
+                         f"is not from this project's history") from None
+    try:
+        table = json.loads((root / records.record_path(unpacked.report)).read_text())
+        configfiles = [entry for entry in table["configfiles"] if entry["base"] != "absolute"]
+        dirty = bool(table["git"]["dirty"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise CrateError(f"no readable provenance record of {unpacked.report}: what made it cannot be told") from None
+    blobs = _blobs(checkout, commit)
+    overlays = {entry["path"] for entry in configfiles} - set(blobs)
+    shipped = _shipped(root)
+    foreign = [path for path in shipped if path not in blobs and path not in overlays]
+    if foreign:
+        raise CrateError(f"holds {len(foreign)} file(s) that commit {commit} does not track and the run did not name "
+                         f"as config (e.g. {', '.join(foreign[:3])}): refused")
+    differing = [path for path in shipped if path in blobs and _blob_id(root / path) != blobs[path]]
+    said = []
+    if differing:
+        which = f"{len(differing)} workflow file(s) differ from commit {commit}'s (e.g. {', '.join(differing[:3])})"
+        if not dirty:
+            raise CrateError(f"{which}, though the crate says it was made from that commit: refused")
+        if not unpublished:
+            raise CrateError(f"made from a checkout with uncommitted changes: {which}; not from a published commit "
+                             f"(--unpublished audits it anyway, and says so)")
+        said.append(f"NOT FROM A PUBLISHED COMMIT: {which}; audited with the crate's files")
+    restored = sorted(set(blobs) - set(shipped))
+    for path in restored:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(_git(checkout, "show", f"{commit}:{path}"))
+    commits = _record_commits(root, commit, checkout)
+    said.append(f"workflow: {len(shipped) - len(differing) - len(overlays & set(shipped))} of {len(blobs)} files "
+                f"equal to commit {commit}'s in {checkout}, {len(restored)} restored from it"
+                + (f", {len(differing)} differing (above)" if differing else "")
+                + (f"; config overlays outside the commit: {', '.join(sorted(overlays))}" if overlays else "")
+                + f"; job records from {commits} commit(s), each in its history")
+    changed = _config_differences(root, configfiles, set(blobs))
+    said += ([f"the run's configuration differs from the commit's at {len(changed)} key(s):"]
+             + [f"  {line}" for line in changed] if changed else
+             ["the run's configuration is the commit's"])
+    said.append("not checked: the collections' queries and qrels against a fresh ir_datasets export (the metrics "
+                "are recomputed against the crate's)")
+    return said
