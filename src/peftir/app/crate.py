@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -451,10 +452,11 @@ class Limits:
 
 
 METADATA = "ro-crate-metadata.json"
+SHA256 = re.compile(r"[0-9a-f]{64}")
 METADATA_BYTES = 256 * 2**20       # the metadata of a 1,000-job crate is a few MB
 
 
-def _inside(name: str) -> PurePosixPath | None:
+def inside_crate(name: str) -> PurePosixPath | None:
     """``name`` (a zip entry's, or an entity's id) as a relative path inside the crate, None when it is not one
     (absolute, a drive, a backslash, a ``..``, a URL)."""
     path = PurePosixPath(name)
@@ -487,14 +489,17 @@ def _payload(graph: list[dict]) -> tuple[set[str], set[str]]:
     that is hashed but whose id is not a path inside the crate is refused."""
     files, folders = {METADATA}, set()
     for entity in graph:
-        ident = entity["@id"]
-        if ident.startswith("#") or ident == "./" or (entity.get("sha256") is None and "://" in ident):
+        ident, digest = entity["@id"], entity.get("sha256")
+        if ident.startswith("#") or ident == "./" or (digest is None and "://" in ident):
             continue
-        if entity.get("sha256") is not None and _inside(ident) is None:
+        path = inside_crate(ident)
+        if path is None:
             raise CrateError(f"the entity {ident!r} is not a path inside the crate (absolute, a URL or with '..'): "
                              f"refused, as the audit would read a file of this machine")
-        if _inside(ident) is not None:
-            (folders if ident.endswith("/") else files).add(ident)
+        if path.parts[0] == RESULTS and not (isinstance(digest, str) and SHA256.fullmatch(digest)):
+            raise CrateError(f"the entity {ident!r} has no sha256 (64 hex digits): a result the crate cannot vouch "
+                             f"for; refused")
+        (folders if ident.endswith("/") else files).add(ident)
     return files, folders
 
 
@@ -513,7 +518,7 @@ def _extract(archive: zipfile.ZipFile, into: Path, graph: list[dict], limits: Li
     files, folders = _payload(graph)
     root = into.resolve()
     for entry in entries:
-        path = _inside(entry.filename)
+        path = inside_crate(entry.filename)
         kind = stat.S_IFMT(entry.external_attr >> 16)          # 0 where the zip says no type (a regular file)
         if path is None:
             raise CrateError(f"the entry {entry.filename!r} is not a path inside the crate: refused")
@@ -537,7 +542,7 @@ def _left_out(into: Path, entity: dict) -> tuple[str, str] | None:
     file out (weights, a corpus's vectors, a collection); a declaration alone would spare any file a re-hash. None
     for a file outside ``results/`` (a config overlay kept elsewhere: described, never read by the audit)."""
     name = str(entity.get("name", ""))
-    if _inside(name) is None or PurePosixPath(name).parts[:1] != (RESULTS,):
+    if inside_crate(name) is None or PurePosixPath(name).parts[:1] != (RESULTS,):
         return None
     record_file = into / records.record_path(name)
     try:
@@ -561,17 +566,25 @@ def unpack(crate_path: str | os.PathLike, into: Path, limits: Limits = Limits())
         with zipfile.ZipFile(crate_path) as archive:
             graph = _metadata(archive)
             _extract(archive, into, graph, limits)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as problem:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, zlib.error,
+            RuntimeError) as problem:                  # RuntimeError: an encrypted entry
         raise CrateError(f"not a readable zip archive: {problem}") from None
+    except RecursionError:
+        raise CrateError(f"{METADATA} nests too deeply to be a crate's metadata") from None
+    except OSError as problem:          # a folder where a file goes, a file where a folder goes, a crate that is a folder
+        raise CrateError(f"cannot be unpacked: {problem.strerror or problem}"
+                         f"{f' ({Path(problem.filename).name})' if problem.filename else ''}") from None
     try:
         crate = ROCrate(into)
         workflow, about = crate.mainEntity, crate.root_dataset.get("about")
         commit, report = workflow["version"], about.id
-    except CrateError:
-        raise
     except Exception as problem:   # rocrate's own errors have no common type
         raise CrateError(f"its metadata does not describe a workflow run (mainEntity with a version, about): "
                          f"{type(problem).__name__}: {problem}") from None
+    if not (isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit)):
+        raise CrateError(f"its workflow's version {commit!r} is not a git commit (40 hex digits)")
+    if inside_crate(report) is None or artefact(report) is None:
+        raise CrateError(f"it is about {report!r}, which is not a table or figure the workflow writes")
     left = dict(filter(None, (_left_out(into, entity) for entity in crate.get_entities()
                               if entity.get("additionalType") == LEFT_OUT)))
     for entity in crate.get_entities():

@@ -21,14 +21,20 @@ audit recomputes the metrics against the crate's qrels), said in the audit's out
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import re
 import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 
 from ..contract.paths import RESULTS
 from ..pipeline.config import ConfigError, load_config
 from ..provenance import records
-from .crate import METADATA, CrateError, Unpacked, git_output as _git
+from .crate import METADATA, CrateError, Unpacked, git_output as _git, inside_crate
+
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def _blobs(checkout: Path, commit: str) -> dict[str, str]:
@@ -62,17 +68,27 @@ def _flat(config: object, key: str = "") -> dict[str, object]:
     return {key: config}
 
 
-def _config_differences(root: Path, configfiles: list[dict], tracked: set[str]) -> list[str]:
-    """Each key where the run's configuration (config.yaml and every overlay it named) differs from the commit's
-    (config.yaml and the overlays the commit tracks)."""
-    named = [entry["path"] for entry in configfiles]
-    try:
-        ran = _flat(load_config(root, [root / path for path in named]))
-        commit = _flat(load_config(root, [root / path for path in named if path in tracked]))
-    except (OSError, ConfigError, ValueError) as problem:
-        raise CrateError(f"the run's configuration cannot be read: {problem}") from None
-    return [f"{key}: {ran.get(key, '(absent)')!r} (the commit's: {commit.get(key, '(absent)')!r})"
-            for key in sorted(set(ran) | set(commit)) if ran.get(key, "(absent)") != commit.get(key, "(absent)")]
+def _shown(config: dict[str, object], key: str) -> str:
+    return repr(config[key]) if key in config else "absent"
+
+
+def _config_differences(root: Path, named: list[str], checkout: Path, commit: str, tracked: set[str]) -> list[str]:
+    """Each key where the run's configuration (the crate's config.yaml and every overlay the run named) differs
+    from the commit's (its config.yaml and the overlays it tracks, read from git, not from the crate)."""
+    with tempfile.TemporaryDirectory(prefix="peftir-commit-") as scratch:
+        archive = subprocess.run(["git", "-C", str(checkout), "archive", "--format=tar", commit],
+                                 capture_output=True, check=False)
+        if archive.returncode:
+            raise CrateError(f"git archive {commit} in {checkout}: {archive.stderr.decode().strip()}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tree:
+            tree.extractall(scratch, filter="data")
+        try:
+            ran = _flat(load_config(root, [root / path for path in named]))
+            at_commit = _flat(load_config(scratch, [Path(scratch) / path for path in named if path in tracked]))
+        except (OSError, ConfigError, ValueError) as problem:
+            raise CrateError(f"the run's configuration cannot be read: {problem}") from None
+    return [f"{key}: {_shown(ran, key)} (the commit's: {_shown(at_commit, key)})"
+            for key in sorted(set(ran) | set(at_commit)) if _shown(ran, key) != _shown(at_commit, key)]
 
 
 def _record_commits(root: Path, commit: str, checkout: Path) -> int:
@@ -82,18 +98,30 @@ def _record_commits(root: Path, commit: str, checkout: Path) -> int:
     for path in sorted((root / records.RECORDS).rglob("*.json")):
         try:
             made = (json.loads(path.read_text()).get("git") or {}).get("commit")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             raise CrateError(f"{path.relative_to(root)}: not a provenance record (not JSON)") from None
-        claimed.setdefault(made, path.relative_to(root).as_posix())
+        claimed.setdefault(made if isinstance(made, str) else repr(made), path.relative_to(root).as_posix())
     for made, example in claimed.items():
-        if made is None:
-            raise CrateError(f"{example}: the job ran outside a git checkout, so no commit vouches for its code")
+        if not COMMIT.fullmatch(made):
+            raise CrateError(f"{example}: its job's commit {made} is not a git commit (40 hex digits): no commit "
+                             f"vouches for its code")
         known = subprocess.run(["git", "-C", str(checkout), "merge-base", "--is-ancestor", made, commit],
                                capture_output=True)
         if known.returncode:
             raise CrateError(f"{example}: its job ran at commit {made}, which is not in the history of the crate's "
                              f"commit {commit} in {checkout}")
     return len(claimed)
+
+
+def _config_file(entry: dict) -> str:
+    """A config file the run named, as a path inside the crate; one kept outside the checkout and the working
+    directory (an absolute path) is not in the crate, so the configuration could not be confirmed."""
+    path = entry["path"]
+    if entry["base"] == "absolute" or not isinstance(path, str) or inside_crate(path) is None:
+        raise CrateError(f"the run read the config file {path!r} from outside its checkout and working directory: "
+                         f"not in the crate, so the run's configuration cannot be confirmed (keep overlays beside "
+                         f"results/)")
+    return path
 
 
 def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False) -> list[str]:
@@ -107,21 +135,22 @@ def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False
                          f"is not from this project's history") from None
     try:
         table = json.loads((root / records.record_path(unpacked.report)).read_text())
-        configfiles = [entry for entry in table["configfiles"] if entry["base"] != "absolute"]
+        named = [_config_file(entry) for entry in table["configfiles"]]
         dirty = bool(table["git"]["dirty"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise CrateError(f"no readable provenance record of {unpacked.report}: what made it cannot be told") from None
     blobs = _blobs(checkout, commit)
-    overlays = {entry["path"] for entry in configfiles} - set(blobs)
+    overlays = set(named) - set(blobs)
     shipped = _shipped(root)
     foreign = [path for path in shipped if path not in blobs and path not in overlays]
-    if foreign:
-        raise CrateError(f"holds {len(foreign)} file(s) that commit {commit} does not track and the run did not name "
-                         f"as config (e.g. {', '.join(foreign[:3])}): refused")
     differing = [path for path in shipped if path in blobs and _blob_id(root / path) != blobs[path]]
     said = []
-    if differing:
-        which = f"{len(differing)} workflow file(s) differ from commit {commit}'s (e.g. {', '.join(differing[:3])})"
+    if foreign or differing:
+        which = "; ".join(part for part in (
+            f"{len(differing)} workflow file(s) differ from commit {commit}'s (e.g. {', '.join(differing[:3])})"
+            if differing else "",
+            f"{len(foreign)} file(s) that commit {commit} does not track and the run did not name as config (e.g. "
+            f"{', '.join(foreign[:3])})" if foreign else "") if part)
         if not dirty:
             raise CrateError(f"{which}, though the crate says it was made from that commit: refused")
         if not unpublished:
@@ -129,16 +158,21 @@ def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False
                              f"(--unpublished audits it anyway, and says so)")
         said.append(f"NOT FROM A PUBLISHED COMMIT: {which}; audited with the crate's files")
     restored = sorted(set(blobs) - set(shipped))
-    for path in restored:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(_git(checkout, "show", f"{commit}:{path}"))
+    try:
+        for path in restored:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_bytes(_git(checkout, "show", f"{commit}:{path}"))
+    except OSError as problem:
+        raise CrateError(f"cannot restore {path} from commit {commit}: {problem.strerror or problem} (the crate "
+                         f"holds something else at that path)") from None
     commits = _record_commits(root, commit, checkout)
-    said.append(f"workflow: {len(shipped) - len(differing) - len(overlays & set(shipped))} of {len(blobs)} files "
+    said.append(f"workflow: {len(shipped) - len(differing) - len(foreign) - len(overlays & set(shipped))} of "
+                f"{len(blobs)} files "
                 f"equal to commit {commit}'s in {checkout}, {len(restored)} restored from it"
                 + (f", {len(differing)} differing (above)" if differing else "")
                 + (f"; config overlays outside the commit: {', '.join(sorted(overlays))}" if overlays else "")
                 + f"; job records from {commits} commit(s), each in its history")
-    changed = _config_differences(root, configfiles, set(blobs))
+    changed = _config_differences(root, named, checkout, commit, set(blobs))
     said += ([f"the run's configuration differs from the commit's at {len(changed)} key(s):"]
              + [f"  {line}" for line in changed] if changed else
              ["the run's configuration is the commit's"])

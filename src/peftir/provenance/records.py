@@ -89,7 +89,6 @@ def git_state(source: str) -> dict:
 
 
 @cache
-@cache
 def versions() -> dict[str, str]:
     """Every distribution installed where the job ran, with its version: the numbers were computed by more than
     the well-known few (ir-measures, statsmodels, repro-eval, faiss, scikit-learn, pandas, pysbd...)."""
