@@ -25,7 +25,8 @@ def _entity(ident: str, data: bytes) -> dict:
 
 
 def _graph(files: dict[str, bytes], extra: list[dict] = (), main: bool = True) -> list[dict]:
-    root = {"@id": "./", "@type": "Dataset", "about": {"@id": TABLE}, "hasPart": [{"@id": f} for f in ["Snakefile", *files]]}
+    root = {"@id": "./", "@type": "Dataset", "about": {"@id": TABLE},
+            "hasPart": [{"@id": f} for f in ["Snakefile", *files]]}
     if main:
         root["mainEntity"] = {"@id": "Snakefile"}
     return [{"@id": "ro-crate-metadata.json", "@type": "CreativeWork", "about": {"@id": "./"},

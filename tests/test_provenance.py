@@ -138,7 +138,8 @@ def test_a_malformed_run_line_is_named_by_file_and_line(tmp_path, text, message)
 
 
 def test_a_run_with_a_non_finite_score_is_refused_and_not_written(tmp_path):
-    with pytest.raises(trec.NonFiniteScoreError, match=r"r.run: query 2: 1 non-finite score\(s\) \(documents d3: nan\)"):
+    with pytest.raises(trec.NonFiniteScoreError,
+                       match=r"r.run: query 2: 1 non-finite score\(s\) \(documents d3: nan\)"):
         trec.write_run(tmp_path / "r.run", {"1": {"d1": 1.0}, "2": {"d2": 0.5, "d3": float("nan")}}, tag="t")
     assert list(tmp_path.iterdir()) == []
 

@@ -18,8 +18,8 @@ For every cell (or the ones asked for) the audit
      whose hashes were all recomputed; the other runs made from trained weights (dense, SPLADE, CLIR) it
      cannot rescore yet, and says so: the audit then ends "incomplete" (exit 3), naming them;
 and prints the chain commit → config → weights → run → metric → cell, then what each recomputing check covered
-("330 metrics files recomputed with ir_measures", "rescored 30 of 30 runs made from trained weights"). The modular cross-lingual
-rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
+("330 metrics files recomputed with ir_measures", "rescored 30 of 30 runs made from trained weights"). The modular
+cross-lingual rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
 audited alike: their cells' runs walked back to the ranking modules, each reranker's two-sided t-test
 against the pre-ranker rerun, and every cell rebuilt from the recorded inputs (which runs make it).
 Condenser's Figure 2 (``results/figures/condenser/``) is audited point by point against its attention files

@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                             "weights even when every hash was recomputed (CPU; seconds per run); other runs made "
                             "from trained weights are named as not rescored (exit 3)")
     audit.add_argument("--expect", metavar="SHA256",
-                       help="with --crate: the crate's sha256 as published (Zenodo, WorkflowHub); refused if it differs")
+                       help="with --crate: the crate's sha256 as published (Zenodo, WorkflowHub); refused if it "
+                            "differs")
     audit.add_argument("--unpublished", action="store_true",
                        help="with --crate: audit a crate made from a checkout with uncommitted changes (its workflow "
                             "files differ from its commit's), said as not from a published commit")
@@ -105,7 +106,8 @@ def _audit_crate(args: argparse.Namespace, checkout: Path) -> int:
         return 1
     print(f"crate {args.crate}: sha256 {digest}")
     if args.expect and args.expect.lower() != digest:
-        print(f"AUDIT FAILED: crate {args.crate}: its sha256 is not the expected {args.expect}: not the published crate")
+        print(f"AUDIT FAILED: crate {args.crate}: its sha256 is not the expected {args.expect}: not the published "
+              f"crate")
         return 1
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)

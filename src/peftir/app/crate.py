@@ -571,7 +571,7 @@ def unpack(crate_path: str | os.PathLike, into: Path, limits: Limits = Limits())
         raise CrateError(f"not a readable zip archive: {problem}") from None
     except RecursionError:
         raise CrateError(f"{METADATA} nests too deeply to be a crate's metadata") from None
-    except OSError as problem:          # a folder where a file goes, a file where a folder goes, a crate that is a folder
+    except OSError as problem:     # a folder where a file goes, a file where a folder goes, a crate that is a folder
         raise CrateError(f"cannot be unpacked: {problem.strerror or problem}"
                          f"{f' ({Path(problem.filename).name})' if problem.filename else ''}") from None
     try:
