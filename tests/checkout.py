@@ -23,3 +23,10 @@ def clone(target: Path) -> Path:
     for path in filter(None, deleted):          # a file the working tree removed is not in a user's clone either
         (target / path).unlink(missing_ok=True)
     return target
+
+
+def uncommitted() -> bool:
+    """Whether this repository's tracked files differ from its commit: a crate built from its clone is then made
+    from uncommitted changes, and a reviewer audits it with ``--unpublished``."""
+    return bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout)

@@ -13,7 +13,7 @@ import pytest
 from peftir.clir import debian
 from peftir.provenance.records import read_record
 
-from checkout import REPO, clone
+from checkout import clone, uncommitted
 from seam import audited, check_the_seam
 from test_workflow import snakemake, tampered
 
@@ -145,8 +145,7 @@ def test_a_reviewer_audits_table1_from_its_crate_which_describes_the_modules_it_
     result = snakemake(clir_workflow, crate, "--cores", "1")
     assert result.returncode == 0, result.stderr[-3000:]
     reviewer = clone(tmp_path / "reviewer")
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True, check=True).stdout    # a developer's uncommitted run
+    dirty = uncommitted()                                     # a developer's uncommitted run
     done = subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", "--crate", str(clir_workflow / crate),
                            "--checkout", str(reviewer), *(["--unpublished"] if dirty else [])], capture_output=True,
                           text=True, timeout=600, cwd=reviewer)

@@ -20,7 +20,7 @@ from peftir.pipeline.contract import artefact
 from peftir.semi_siamese import contract as semi_siamese
 from peftir.data import folds, trec
 
-from checkout import clone
+from checkout import clone, uncommitted
 from seam import audited, check_the_seam
 
 REPO = Path(__file__).resolve().parents[1]
@@ -684,8 +684,7 @@ def test_a_reviewer_audits_the_crate_in_a_clone_at_its_commit_and_a_changed_byte
                               timeout=600, cwd=cwd)
 
     # a crate made from this checkout's uncommitted changes (a developer's run) is audited as unpublished
-    dirty = bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, check=True).stdout)
+    dirty = uncommitted()
 
     def audit_crate(crate: Path, *args: str) -> subprocess.CompletedProcess:
         return peftir("audit", "--crate", str(crate), "--checkout", str(reviewer), *args,
