@@ -105,7 +105,7 @@ def test_the_ir_datasets_source_exports_each_language(irds_home, tmp_path):
     files = {name: {"en": str(out / "en" / name)} for name in ("docs.jsonl", "queries.tsv", "qrels.txt")}
     settings = {"source": "ir_datasets", "languages": {"en": {"irds": "vaswani", "query_field": "text",
                                                               "doc_fields": ["text"]}}}
-    make_test_collection(settings, {}, ["en"], files["docs.jsonl"], files["queries.tsv"], files["qrels.txt"],
+    make_test_collection(settings, {}, {}, ["en"], files["docs.jsonl"], files["queries.tsv"], files["qrels.txt"],
                          str(out / "folds.json"), str(out / "info.json"))
     docs = (out / "en" / "docs.jsonl").read_text().splitlines()
     assert len(docs) == 11429 and set(json.loads(docs[0])) == {"id", "contents"}
@@ -123,7 +123,7 @@ def test_a_text_part_reads_a_local_file_one_unit_per_line(tmp_path):
     text.write_text("".join(f"Article {i} of the extracted dump.\n" for i in range(20)) + "Article 0 of the "
                     "extracted dump.\n\n")
     out = tmp_path / "corpus"
-    build_language_corpus("en", [{"kind": "text", "path": str(text)}], {}, str(out / "train.txt"),
+    build_language_corpus("en", [{"kind": "text", "path": str(text)}], {}, {}, str(out / "train.txt"),
                           str(out / "heldout.txt"), str(out / "info.json"), heldout_fraction=0.1, max_words=None,
                           seed=1)
     lines = (out / "train.txt").read_text().splitlines() + (out / "heldout.txt").read_text().splitlines()
@@ -131,7 +131,7 @@ def test_a_text_part_reads_a_local_file_one_unit_per_line(tmp_path):
     part = json.loads((out / "info.json").read_text())["parts"][0]
     assert part["duplicates_dropped"] == 1 and len(part["sha256"]) == 64
     with pytest.raises(ActionableError, match="no file"):
-        build_language_corpus("en", [{"kind": "text", "path": str(tmp_path / "absent.txt")}], {},
+        build_language_corpus("en", [{"kind": "text", "path": str(tmp_path / "absent.txt")}], {}, {},
                               str(out / "t.txt"), str(out / "h.txt"), str(out / "i.json"), heldout_fraction=0.1,
                               max_words=None, seed=1)
 
@@ -142,7 +142,7 @@ def test_a_missing_licensed_collection_says_where_to_get_it_and_writes_nothing(t
     out = tmp_path / "collection"
     paths = {lang: str(out / lang / "file") for lang in ("en", "de")}
     with pytest.raises(ActionableError) as raised:
-        make_test_collection(settings, {}, ["en", "de"], paths, paths, paths, str(out / "folds.json"),
+        make_test_collection(settings, {}, {}, ["en", "de"], paths, paths, paths, str(out / "folds.json"),
                              str(out / "info.json"))
     assert "ELRA" in str(raised.value) and "clef-dataloaders" in str(raised.value)
     assert not out.exists()

@@ -130,7 +130,7 @@ def test_an_unreachable_mirror_says_what_to_do(tmp_path):
                              output)
     message = str(caught.value)
     assert "sword-text-x_1.0_all.deb" in message and str(output) in message
-    assert "modular_clir.sources.sword-text-x.url" in message and not output.exists()
+    assert "modular_clir.packages.sword-text-x.url" in message and not output.exists()
 
 
 # --- Bibles -----------------------------------------------------------------------------------------------
@@ -346,10 +346,11 @@ def test_clir_collection_refuses_impossible_splits(references, tmp_path):
 
 # --- language corpora -------------------------------------------------------------------------------------
 
-def _corpus(tmp_path, parts, packages, heldout_fraction=0.25, max_words=None, seed=3):
+def _corpus(tmp_path, parts, packages, heldout_fraction=0.25, max_words=None, seed=3, pins=None):
     paths = {name: tmp_path / f"corpus.{name}" for name in ("output", "heldout", "info")}
-    text.build_language_corpus("es", parts, packages, str(paths["output"]), str(paths["heldout"]), str(paths["info"]),
-                               heldout_fraction, max_words, seed)
+    pins = {Path(deb).stem: sha256(deb) for deb in packages.values()} if pins is None else pins
+    text.build_language_corpus("es", parts, packages, pins, str(paths["output"]), str(paths["heldout"]),
+                               str(paths["info"]), heldout_fraction, max_words, seed)
     return (paths["output"].read_text().splitlines(), paths["heldout"].read_text().splitlines(),
             json.loads(paths["info"].read_text()))
 
@@ -397,7 +398,7 @@ def _build_peak(parts: list[dict], out: Path, bucket_bytes: int, monkeypatch) ->
     monkeypatch.setattr(text, "BUCKET_BYTES", bucket_bytes)
     tracemalloc.start()
     try:
-        text.build_language_corpus("en", parts, {}, str(out / "train.txt"), str(out / "heldout.txt"),
+        text.build_language_corpus("en", parts, {}, {}, str(out / "train.txt"), str(out / "heldout.txt"),
                                    str(out / "info.json"), 0.1, None, 3)
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -492,3 +493,23 @@ def test_the_real_packages(tmp_path):
     clir = json.loads(Path(paths["info"]).read_text())
     assert clir["kept"] == 429 and clir["dropped"] == {"not_in_every_language": 0, "empty_title": 0,
                                                        "short_body": 22, "untranslated": 12, "ambiguous_title": 0}
+
+
+def test_a_package_placed_by_hand_is_checked_against_its_pin(bible, references, tmp_path):
+    """Snakemake never reruns ``debian_package`` for a file that is there: the jobs that read a package refuse one
+    whose bytes are not its pin's, naming the key, before they write anything."""
+    pins = {Path(deb).stem: sha256(deb) for deb in [bible, *references.values()]}
+    debian.check_pinned([bible, *references.values()], pins)                   # the pinned files pass
+    wrong = {**pins, "debian-reference-de": "0" * 64}
+    out = tmp_path / "collection"
+    paths = {lang: str(out / lang / "file") for lang in references}
+    settings = {"source": "debian-reference", "query_field": "title", "test_queries": 2, "valid_queries": 2,
+                "seed": 1}
+    with pytest.raises(debian.PackageFetchError, match=r"debian-reference-de\.deb: sha256 [0-9a-f]{64}, not the "
+                                                       r"pinned 0{64} \(modular_clir\.packages\.debian-reference-de"):
+        clir_collection.make_test_collection(settings, references, wrong, list(references), paths, paths, paths,
+                                             str(out / "folds.json"), str(out / "info.json"))
+    with pytest.raises(ActionableError, match=r"no pin for the package 'sword-text-tiny'"):
+        _corpus(tmp_path, [{"package": "sword-text-tiny", "kind": "sword", "module": "spaTiny"}],
+                {"sword-text-tiny": str(bible)}, pins={})
+    assert not out.exists() and not (tmp_path / "corpus.output").exists()

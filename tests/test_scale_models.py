@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from peftir.provenance.records import sha256
 from peftir.retrieval import anserini
 
 import scale_model
@@ -88,7 +89,7 @@ def local_files(config: dict, workdir: Path, home: Path) -> dict:
     if sparse and sparse.get("teacher"):
         queries = _training_queries(home, config["datasets"][sparse["dataset"]]["splits"]["train"])
         path = scale_model.write_teacher(workdir / "scale" / "teacher.pkl.gz", queries)
-        extra["sparse_retrieval"] = {"teacher": {"scores": str(path)}}
+        extra["sparse_retrieval"] = {"teacher": {"scores": str(path), "sha256": sha256(path)}}   # read, checked
     return extra
 
 

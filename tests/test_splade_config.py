@@ -75,12 +75,14 @@ def test_the_paper_overlay_plans_the_documented_jobs(irds_home, tmp_path):
     # retrievers: Table 1's 6, Table 2's 4, Table 4's 7, Table 5's 5 methods × 3 collections, Table 6's 2, Table 7's
     # first stage (Table 3 searches Tables 1 and 2's); indexes: one per retriever and collection it searches, TREC
     # DL's queries and TripClick's torso and tail in their collection's index: 6 + 4 + 8 × 13 (BEIR) + 7 + 15 + 2 + 1;
-    # Table 7: 6 rerankers, each reranking MS MARCO dev, DL 2019 and DL 2020
+    # Table 7: 6 rerankers, each reranking MS MARCO dev, DL 2019 and DL 2020; the teacher's file downloaded once
     counts = _planned(tmp_path, [REPO / "config.yaml", PAPER], "all_splade_tables")
     assert {rule: counts.get(rule, 0) for rule in ("train_splade", "splade_index", "splade_search", "evaluate_splade",
-                                                   "splade_teacher", "bm25", "train_splade_reranker", "splade_rerank",
-                                                   "evaluate_splade_reranked", "splade_table", "train")} == \
-        {"train_splade": 35, "splade_index": 139, "splade_search": 179, "evaluate_splade": 179, "splade_teacher": 1,
+                                                   "teacher_scores", "splade_teacher", "bm25", "train_splade_reranker",
+                                                   "splade_rerank", "evaluate_splade_reranked", "splade_table",
+                                                   "train")} == \
+        {"train_splade": 35, "splade_index": 139, "splade_search": 179, "evaluate_splade": 179, "teacher_scores": 1,
+         "splade_teacher": 1,
          "bm25": 5, "train_splade_reranker": 6, "splade_rerank": 18, "evaluate_splade_reranked": 18,
          "splade_table": 7, "train": 0}
 

@@ -21,7 +21,8 @@ from peftir.splade.cross_encoder import build_cross_encoder
 from peftir.models.inputs import Collection
 from peftir.reports.retrieval_tables import dense_cells
 from peftir.evaluation.metrics import evaluate_scoped
-from peftir.splade.teacher import TeacherScoresError, read_scores, write_teacher_run
+from peftir.provenance.records import sha256
+from peftir.splade.teacher import TeacherScoresError, fetch_teacher_scores, read_scores, write_teacher_run
 from peftir.splade.train_cross_encoder import rerank_first_stage, train_cross_encoder
 from peftir.splade.train import train_splade
 from peftir.training.validated import WEIGHTS
@@ -90,15 +91,40 @@ def test_teacher_scores_keep_the_training_queries_and_a_pickle_that_builds_objec
         pickle.dump({1: {10: 2.5, 11: -1.0}, 2: {12: 0.5}, 3: {}}, handle)
     assert read_scores(scores) == {"1": {"10": 2.5, "11": -1.0}, "2": {"12": 0.5}, "3": {}}
     write_folds(tmp_path / "splits.json", {"dataset": "toy", "splits": {"train": ["1", "3"], "test": ["2"]}})
-    facts = write_teacher_run(str(scores), str(tmp_path / "splits.json"), str(tmp_path / "teacher.run"))
-    assert facts == {"queries": 1, "scored": 2, "left_out_test": 1}
+    digest = sha256(scores)
+    facts = write_teacher_run(str(scores), digest, str(tmp_path / "splits.json"), str(tmp_path / "teacher.run"))
+    assert facts == {"sha256": digest, "pinned": True, "queries": 1, "scored": 2, "left_out_test": 1}
     assert (tmp_path / "teacher.run").read_text().split("\n")[0].split()[:3] == ["1", "Q0", "10"]
     with gzip.open(tmp_path / "bad.pkl.gz", "wb") as handle:
         pickle.dump({1: _Payload()}, handle)
     with pytest.raises(TeacherScoresError, match="refusing to build posix.system"):
         read_scores(tmp_path / "bad.pkl.gz")
     with pytest.raises(TeacherScoresError, match="no such file"):
-        write_teacher_run(str(tmp_path / "absent.pkl.gz"), str(tmp_path / "splits.json"), str(tmp_path / "t.run"))
+        write_teacher_run(str(tmp_path / "absent.pkl.gz"), None, str(tmp_path / "splits.json"),
+                          str(tmp_path / "t.run"))
+
+
+def test_a_teacher_file_that_is_not_the_pinned_one_is_refused_where_read_and_where_downloaded(tmp_path):
+    """A file named by path, or placed by hand, is never downloaded: the job that reads it checks the pin too; a
+    download that is not the pinned file leaves nothing that looks complete."""
+    scores = tmp_path / "scores.pkl.gz"
+    with gzip.open(scores, "wb") as handle:
+        pickle.dump({1: {10: 2.5}}, handle)
+    write_folds(tmp_path / "splits.json", {"dataset": "toy", "splits": {"train": ["1"], "test": []}})
+    pin = "0" * 64
+    with pytest.raises(TeacherScoresError, match=rf"sha256 [0-9a-f]{{64}}, not the pinned {pin} "
+                                                 r"\(sparse_retrieval.teacher.sha256\)"):
+        write_teacher_run(str(scores), pin, str(tmp_path / "splits.json"), str(tmp_path / "t.run"))
+    assert not (tmp_path / "t.run").exists()
+    unpinned = write_teacher_run(str(scores), None, str(tmp_path / "splits.json"), str(tmp_path / "t.run"))
+    assert unpinned["sha256"] == sha256(scores) and unpinned["pinned"] is False
+    output = tmp_path / "teacher" / "scores.pkl.gz"
+    with pytest.raises(TeacherScoresError, match="not the pinned"):
+        fetch_teacher_scores({"scores": scores.as_uri(), "sha256": pin}, str(output))
+    assert not output.exists() and [path.name for path in output.parent.iterdir()] == []
+    assert fetch_teacher_scores({"scores": scores.as_uri(), "sha256": sha256(scores)}, str(output)) == {
+        "sha256": sha256(scores), "pinned": True}
+    assert output.read_bytes() == scores.read_bytes()
 
 
 SETTINGS = {"q_max_len": 8, "d_max_len": 16, "logit_offset": -1.0, "batch_size": 2, "chunk": 2, "steps": 2,

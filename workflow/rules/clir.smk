@@ -32,7 +32,7 @@ rule language_corpus:
     log:
         PATHS.log("language_corpus", "{language}"),
     params:
-        **params_of("language_corpus", "clir_corpus"),
+        **params_of("language_corpus", "clir_corpus", "clir_pins"),
     threads: threads_of("language_corpus")
     resources:
         **resources_of("language_corpus"),
@@ -50,7 +50,7 @@ rule clir_collection:
     log:
         PATHS.log("clir_collection", "collection"),
     params:
-        **params_of("clir_collection", "clir_collection", "clir_languages"),
+        **params_of("clir_collection", "clir_collection", "clir_languages", "clir_pins"),
     threads: threads_of("clir_collection")
     resources:
         **resources_of("clir_collection"),

@@ -3,10 +3,28 @@
 # every query searched, its FLOPS measured → the test queries evaluated, R-FLOPS among the metrics → the tables.
 
 
-# MarginMSE's teacher (Table 2): a cross-encoder's scores of the training queries, downloaded once.
+# MarginMSE's teacher (Table 2): a cross-encoder's scores file, downloaded once and checked against its pin ...
+rule teacher_scores:
+    output:
+        scores=PATHS.splade_teacher_scores,
+    log:
+        PATHS.log("teacher_scores", "teacher"),
+    params:
+        **params_of("teacher_scores", "splade_teacher"),
+    threads: threads_of("teacher_scores")
+    resources:
+        **resources_of("teacher_scores"),
+    conda:
+        "../../envs/peftir.yaml"
+    script:
+        "../scripts/teacher_scores.py"
+
+
+# ... and a dataset's training queries' scores from it, as a run.
 rule splade_teacher:
     input:
         folds=PATHS.folds,
+        scores=lambda wc: splade_plan.teacher_scores(config),
     output:
         run=PATHS.splade_teacher,
     log:

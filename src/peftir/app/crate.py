@@ -55,7 +55,7 @@ WEIGHTS = ("weights", "first_stage_weights", "clir_backbone", "clir_mlm_backbone
 # a corpus's vectors (faiss; SPLADE's impact index): as large as weights, made from them
 DENSE_INDEXES = ("dense_index", "untrained_index", "splade_index")
 COLLECTION = ("docs", "docs_lookup", "index", "clir_package", "clir_corpus", "clir_heldout", "clir_docs",
-              "clir_index", "clir_dense_index")
+              "clir_index", "clir_dense_index", "splade_teacher_scores")
 STEP_ORDER = ("download", "folds", "triples", "index", "bm25", "zero_shot", "train_first_stage", "train",
               "rerank", "evaluate_reference", "evaluate", "table", "figure",
               "debian_package", "language_corpus", "clir_collection", "clir_index", "clir_dense_index",

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from ..errors import ActionableError
 from ..files import atomic_write, write_json
-from .debian import package_info
+from .debian import check_pinned, package_info
 from ..data.empty_documents import is_empty
 from ..data.export import _queries_and_qrels, export_dataset, normalise
 from ..data.folds import read_folds, validate, write_folds
@@ -253,12 +253,14 @@ def export_irds_collection(settings: Mapping[str, Any], languages: list[str], do
     write_json(info, {"dataset": IR_DATASETS, "languages": languages, "per_language": described})
 
 
-def make_test_collection(settings: Mapping[str, Any], packages: dict[str, str], languages: list[str],
-                    docs: dict[str, str], queries: dict[str, str], qrels: dict[str, str], folds: str,
-                    info: str) -> None:
-    """The ``clir_collection`` rule: the debian-reference collection built from its packages, a public one
-    exported from ir_datasets, or local files (``files``: the licensed CLEF-2003, converted by the user)."""
+def make_test_collection(settings: Mapping[str, Any], packages: dict[str, str], pins: Mapping[str, str],
+                         languages: list[str], docs: dict[str, str], queries: dict[str, str], qrels: dict[str, str],
+                         folds: str, info: str) -> None:
+    """The ``clir_collection`` rule: the debian-reference collection built from its packages (each checked against
+    its pin in ``pins``), a public one exported from ir_datasets, or local files (``files``: the licensed
+    CLEF-2003, converted by the user)."""
     if settings["source"] == "debian-reference":
+        check_pinned(packages.values(), pins)
         build_clir_collection(packages, languages, settings["query_field"], settings["test_queries"],
                               settings["valid_queries"], settings["seed"], docs, queries, qrels, folds, info)
     elif settings["source"] == IR_DATASETS:

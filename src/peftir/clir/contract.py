@@ -200,6 +200,7 @@ ARTEFACTS = Artefacts([CorePaths(), PATHS], {**CORE_WILDCARDS, **WILDCARDS})
 
 PARAMS: Mapping[str, ParamFunction] = MappingProxyType({
     "clir_package": lambda config, wc: _clir(config)["packages"][wc["package"]],
+    "clir_pins": lambda config, wc: {name: spec["sha256"] for name, spec in _clir(config)["packages"].items()},
     "clir_corpus": lambda config, wc: {"parts": _clir(config)["languages"][wc["language"]]["corpus"],
                                        **_clir(config)["corpus"]},
     "clir_collection": lambda config, wc: _clir(config)["collection"],

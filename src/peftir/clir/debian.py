@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator, Mapping
 
 from debian.arfile import ArError
 from debian.debfile import DebFile
@@ -56,13 +56,30 @@ def fetch_package(url: str, sha256: str, output: str | Path) -> None:
             if got != sha256.lower():
                 raise PackageFetchError(
                     f"{url}: sha256 mismatch, expected {sha256.lower()}, got {got}: the mirror serves another "
-                    f"version of the package; pin the new one (modular_clir.sources.{package_name(url)}: url, sha256) "
+                    f"version of the package; pin the new one (modular_clir.packages.{package_name(url)}: url, sha256) "
                     f"only after checking that it is what you want")
     except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as problem:
         raise PackageFetchError(
             f"cannot download {url}: {getattr(problem, 'reason', problem)}. Download the file by hand (any Debian "
             f"mirror's pool holds it under the same name) and place it at {output}, or set another mirror in the "
-            f"config (modular_clir.sources.{package_name(url)}.url)") from None
+            f"config (modular_clir.packages.{package_name(url)}.url)") from None
+
+
+def check_pinned(debs: Iterable[str | Path], pins: Mapping[str, str]) -> None:
+    """Refuse a package whose bytes are not its pin's. A download is checked as it arrives, but a file placed by
+    hand at ``results/modular-clir/packages/<name>.deb`` (a machine without the network) is never downloaded, and
+    Snakemake never reruns ``debian_package`` for a file that exists: the jobs that read packages check them."""
+    for deb in debs:
+        name = Path(deb).stem
+        if name not in pins:
+            raise ActionableError(f"{deb}: no pin for the package {name!r} (modular_clir.packages.{name}: url, "
+                                  f"sha256); pinned: {sorted(pins)}")
+        got = sha256(deb)
+        if got != pins[name].lower():
+            raise PackageFetchError(
+                f"{deb}: sha256 {got}, not the pinned {pins[name].lower()} (modular_clir.packages.{name}.sha256): "
+                f"a file placed by hand is another version of the package, or damaged. Replace it with the pinned "
+                f"file, or delete it so that it is fetched again")
 
 
 def _open(deb: str | Path) -> DebFile:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..errors import ActionableError
 from ..files import atomic_write, write_json
 from ..provenance.records import sha256
-from .debian import extract, package_info, package_members
+from .debian import check_pinned, extract, package_info, package_members
 from ..data.empty_documents import is_empty
 from ..data.export import normalise
 from ..data.trec import MalformedFileError
@@ -464,15 +464,16 @@ def _units_in_order(directory: Path, buckets: int) -> Iterator[tuple[int, str]]:
         yield from _bucket_lines(directory / f"{number}.tsv")
 
 
-def build_language_corpus(language: str, parts: list[dict], packages: dict[str, str], output: str, heldout: str,
-                          info: str, heldout_fraction: float, max_words: int | None, seed: int) -> None:
+def build_language_corpus(language: str, parts: list[dict], packages: dict[str, str], pins: Mapping[str, str],
+                          output: str, heldout: str, info: str, heldout_fraction: float, max_words: int | None,
+                          seed: int) -> None:
     """The ``language_corpus`` rule: the distinct units of ``parts`` (config entries: ``package``, ``kind`` one of
     sword, manpages, debian_reference; ``module`` for a Bible; optional ``sections``, a glob of man page
     directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines) in a
     seeded random order, a ``heldout_fraction`` of them held out (``heldout``, drawn before the cap, so it stays
     the same whatever ``max_words``), the rest up to ``max_words`` words the training text (``output``); one unit
     per line. ``info`` records the counts per part and in total and each source's sha256 (a package's also its
-    version).
+    version). Each package is checked against its pin in ``pins`` first.
 
     Streamed, so memory does not grow with the text (a Wikipedia): the units are spread over bucket files by a hash
     keyed with ``seed``, so each bucket is a random sample of them and holds every copy of its units; each bucket
@@ -480,6 +481,7 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
     are read in turn, the first units held out."""
     if not 0 <= heldout_fraction < 1:
         raise ActionableError(f"{language} corpus: heldout_fraction must be in [0, 1), got {heldout_fraction}")
+    check_pinned(packages.values(), pins)
     buckets, key = bucket_count(parts, packages), hashlib.sha256(str(seed).encode()).digest()[:16]
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".buckets-", dir=Path(output).parent) as temporary:

@@ -33,6 +33,7 @@ class SpladePaths:
     splade_metrics: str = f"{SPARSE}/metrics/{SPLADE_TARGET}.json"
     splade_bm25_metrics: str = f"{SPARSE}/metrics/{{target}}/bm25/fold{{fold}}.json"   # BM25's row, SPLADE's metrics
     splade_teacher: str = f"{SPARSE}/teacher/{{dataset}}.run"    # a cross-encoder's scores (MarginMSE) as a run
+    splade_teacher_scores: str = f"{SPARSE}/teacher/scores.pkl.gz"   # the teacher's file, downloaded and checked
     reranker_model: str = f"{SPARSE}/rerankers/models/{RERANKER}"     # Table 7's cross-encoders
     reranker_summary: str = f"{SPARSE}/rerankers/models/{RERANKER}.json"
     reranked_run: str = f"{SPARSE}/rerankers/runs/{RERANKED}.run"

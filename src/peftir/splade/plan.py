@@ -38,6 +38,13 @@ def train_splade_input(config: Config, wildcards: Mapping[str, str]) -> dict[str
     return found
 
 
+def teacher_scores(config: Config) -> str:
+    """The teacher's scores file the ``splade_teacher`` jobs read: a path the config names as it is, or what the
+    ``teacher_scores`` job downloads from its URL; an input either way, so its bytes are in every record."""
+    source = config["sparse_retrieval"]["teacher"]["scores"]
+    return PATHS.splade_teacher_scores if "://" in source else source
+
+
 def splade_model_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
     """What indexing or searching with a trained SPLADE retriever loads: its backbone and learned weights."""
     return {**splade_backbone(config, wildcards), "model": PATHS.splade_model.format(**_model(wildcards))}
