@@ -10,7 +10,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def clone(target: Path) -> Path:
     """A clone of the repository's commit at ``target`` holding the working tree's files (tracked and new, not
-    ignored; the deleted ones gone): what a user's clone holds, uncommitted changes included when there are some."""
+    ignored; the deleted ones gone): what a user's clone holds, uncommitted changes included when there are some,
+    new files staged (a crate of uncommitted work packs tracked files and refuses untracked ones)."""
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             capture_output=True, check=True).stdout.decode().split("\0")
@@ -22,6 +23,7 @@ def clone(target: Path) -> Path:
                              check=True).stdout.decode().split("\0")
     for path in filter(None, deleted):          # a file the working tree removed is not in a user's clone either
         (target / path).unlink(missing_ok=True)
+    subprocess.run(["git", "-C", str(target), "add", "--all"], check=True)
     return target
 
 

@@ -268,3 +268,27 @@ def test_a_config_file_outside_the_crate_is_refused(tmp_path, reviewer, entry):
 
     with pytest.raises(CrateError, match="from outside its checkout and working directory"):
         against_commit(_unpacked_at(tmp_path, reviewer, configfiles=[entry]), reviewer[0])
+
+
+def test_a_crate_of_uncommitted_work_refuses_untracked_files_but_carries_the_runs_overlay(tmp_path):
+    from peftir.app.crate import workflow_files
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)  # noqa: E731
+    git("init", "--quiet")
+    (repo / "Snakefile").write_text("rule all:\n")
+    git("add", "Snakefile")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "start")
+    commit = git("rev-parse", "HEAD").stdout.decode().strip()
+    (repo / "Snakefile").write_text("rule all:\n    input: []\n")                  # uncommitted work
+    (repo / "run.yaml").write_text("seeds: [1]\n")                                  # the run's overlay
+    (repo / "notes.txt").write_text("a private note\n")                             # not the workflow's
+    with pytest.raises(CrateError, match=r"1 untracked file\(s\) in the checkout .*: notes.txt\. .*git add"):
+        workflow_files(repo, commit, True, tmp_path / "out", frozenset({"run.yaml"}))
+    assert not (tmp_path / "out").exists()
+    assert workflow_files(repo, commit, False, tmp_path / "clean") == ["Snakefile"]   # the commit's, nothing else
+    git("add", "notes.txt")                                                           # staged: part of the work
+    assert sorted(workflow_files(repo, commit, True, tmp_path / "staged", frozenset({"run.yaml"}))) == [
+        "Snakefile", "notes.txt"]
+    assert (tmp_path / "staged" / "Snakefile").read_text() == "rule all:\n    input: []\n"

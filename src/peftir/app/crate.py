@@ -149,17 +149,29 @@ def git_output(checkout: Path, *args: str) -> bytes:
     return done.stdout
 
 
-def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path) -> list[str]:
+def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path, overlays: frozenset[str] = frozenset()
+                   ) -> list[str]:
     """The workflow's files as they ran, written under ``into``; their paths. Every file tracked at ``commit``;
-    for a result built from a checkout with uncommitted changes, the checkout's files (tracked and new, not
-    ignored) as they are now, which is the nearest to what ran (the records' code digests say exactly)."""
+    for a result built from a checkout with uncommitted changes, the checkout's tracked files (staged new ones
+    included) as they are now, which is the nearest to what ran (the records' code digests say exactly). Files
+    git does not track are refused, not packed: a stray file (notes, a key, a scratch copy of a module) is not
+    part of the workflow, and one the workflow needs must be added (``git add``) so that it is part of it. The
+    run's config ``overlays`` (paths relative to the checkout) are not refused: the crate carries them as the
+    run's config files."""
     try:
         git_output(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
     except CrateError:
         raise CrateError(f"the result was built at commit {commit}, which the checkout {checkout} does not have: "
                          f"fetch it (git fetch) and run again") from None
     if dirty:
-        listed = git_output(checkout, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        untracked = [p for p in git_output(checkout, "ls-files", "-z", "--others", "--exclude-standard").decode()
+                     .split("\0") if p and p not in overlays]
+        if untracked:
+            shown = ", ".join(untracked[:5]) + (f" and {len(untracked) - 5} more" if len(untracked) > 5 else "")
+            raise CrateError(f"{len(untracked)} untracked file(s) in the checkout {checkout}: {shown}. A crate of "
+                             f"uncommitted work packs tracked files only: add the ones the workflow needs (git add) "
+                             f"and remove or ignore the others, or commit, then run again")
+        listed = git_output(checkout, "ls-files", "-z", "--cached")
         paths = [p for p in listed.decode().split("\0") if p and (checkout / p).is_file()]
         read = lambda path: (checkout / path).read_bytes()          # noqa: E731
     else:
@@ -254,7 +266,8 @@ class CrateWriter:
         versions the jobs ran with."""
         git = self.table_record["git"]
         source = self.staging / "workflow"
-        tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source)
+        overlays = frozenset(entry["path"] for entry in self.table_record["configfiles"] if entry["base"] != "absolute")
+        tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source, overlays)
         tools = {record["params"]["code"]["script"] for record in self.chain.jobs.values()}
         workflow = self.crate.add_workflow(
             str(source / "Snakefile"), "Snakefile", main=True, lang="snakemake",
