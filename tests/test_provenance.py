@@ -60,6 +60,50 @@ def test_directory_hashes_cover_names_and_contents(tmp_path):
     assert len({first, second, records.sha256(tmp_path / "a")}) == 3
 
 
+def test_directory_hashes_are_framed_by_lengths_and_record_links_unfollowed(tmp_path):
+    """Two different trees hashed alike when names and contents were only concatenated; a link was followed, so
+    the hash depended on a file outside the tree. Both are read the old way (``hashing`` 1) for older records."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    (one / "a").write_text("X"), (one / "b").write_text("Y")
+    (two / "a").write_bytes(b"Xb\0Y")
+    assert records.sha256(one, 1) == records.sha256(two, 1)                  # the old collision, still readable
+    assert records.sha256(one) != records.sha256(two) and records.HASHING == 2
+    outside = tmp_path / "outside.txt"
+    outside.write_text("first")
+    (one / "link").symlink_to(outside)
+    linked = records.sha256(one)
+    outside.write_text("second")
+    assert records.sha256(one) == linked                                     # the link, not what it points at
+    (one / "link").unlink()
+    (one / "link").symlink_to(tmp_path / "elsewhere.txt")
+    assert records.sha256(one) != linked
+    (one / "empty").mkdir()
+    assert records.sha256(one) != records.sha256(one, 1) and records.sha256(tmp_path / "outside.txt", 1) == \
+        records.sha256(tmp_path / "outside.txt")                             # a file is its bytes either way
+
+
+def test_the_audit_checks_a_folder_by_the_hashing_its_record_names(tmp_path, monkeypatch):
+    """A record written before folders were framed names no ``hashing``: its folders are re-hashed the old way,
+    and a record that names today's is held to it; a producer's digest is reused only under today's hashing."""
+    from peftir.app.audit import AuditFailure, Auditor
+
+    monkeypatch.chdir(tmp_path)
+    Path("results/models/m").mkdir(parents=True)
+    Path("results/models/m/weights.bin").write_bytes(b"w" * 10)
+    record = records.job_record("train", {}, {}, {}, {"model": "results/models/m"}, "t0", "t1")
+    assert record["hashing"] == 2 and record["outputs"]["model"]["results/models/m"] == \
+        records.sha256("results/models/m")
+    old = {key: value for key, value in record.items() if key != "hashing"}
+    old["outputs"]["model"]["results/models/m"] = records.sha256("results/models/m", 1)
+    records.write_records(old)
+    assert Auditor().verify("results/models/m", inputs=False)["rule"] == "train"
+    assert records.input_sha256("results/models/m") == records.sha256("results/models/m")   # not the old digest
+    records.write_records({**old, "hashing": 2})
+    with pytest.raises(AuditFailure, match="sha256 differs"):
+        Auditor().verify("results/models/m", inputs=False)
+
+
 def test_records_live_under_results_provenance():
     assert records.record_path("results/runs/v/bm25.run") == Path("results/provenance/runs/v/bm25.run.json")
 

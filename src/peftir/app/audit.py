@@ -110,12 +110,13 @@ def _close(a: float | None, b: float | None) -> bool:
 @dataclass
 class Auditor:
     """Checks run from the working directory; ``verified`` memoises each checked file's record, ``hashes``
-    each file's sha256 (a job's outputs are checked with each of them, an input with each consumer).
+    each file's sha256 by the hashing its records name (a job's outputs are checked with each of them, an input
+    with each consumer).
     ``left_out``: files a crate leaves out by design (weights, licensed documents), by path, with why:
     their records are checked, their bytes cannot be."""
 
     verified: dict[str, dict] = field(default_factory=dict)
-    hashes: dict[str, str] = field(default_factory=dict)
+    hashes: dict[tuple[str, int], str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
     checkout: Path = Path(".")      # the workflow's files (a paper's reported numbers) are read from it
     cell: str = ""   # the cell being audited, for the failure message
@@ -128,10 +129,13 @@ class Auditor:
     def fail(self, file: str | Path, reason: str) -> None:
         raise AuditFailure(self.cell, str(file), reason)
 
-    def sha256(self, path: str) -> str:
-        if path not in self.hashes:
-            self.hashes[path] = records.sha256(path)
-        return self.hashes[path]
+    def sha256(self, path: str, record: dict) -> str:
+        """The file's sha256 as ``record`` computed its digests (records written before directories were hashed
+        with lengths name no ``hashing`` and are read the old way)."""
+        key = (path, records.hashing_of(record))
+        if key not in self.hashes:
+            self.hashes[key] = records.sha256(path, key[1])
+        return self.hashes[key]
 
     def absent(self, path: str, why: str) -> bool:
         """True for a file left out of a crate by design (it is not re-hashed); fails for any other missing file."""
@@ -158,7 +162,7 @@ class Auditor:
             for output, digest in files.items():
                 if self.absent(output, f"output of the {record['rule']!r} job that made {path} is missing"):
                     continue
-                if self.sha256(output) != digest:
+                if self.sha256(output, record) != digest:
                     self.fail(output, f"sha256 differs from the one rule {record['rule']!r} recorded: "
                                       f"changed since it was made")
         self.verified[path] = record
@@ -170,7 +174,8 @@ class Auditor:
 
     def check_input(self, source: str, digest: str, consumer: str, walk: bool = True) -> None:
         """``source`` and its record are what ``consumer``'s job recorded; with ``walk``, it is verified in turn."""
-        if not self.absent(source, f"input of {consumer} is missing") and self.sha256(source) != digest:
+        if not self.absent(source, f"input of {consumer} is missing") and \
+                self.sha256(source, self.verified[consumer]) != digest:
             self.fail(source, f"changed since {consumer} was made from it (sha256 differs)")
         if Path(source).parts[0] != RESULTS:
             return

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import ActionableError
 from ..files import atomic_write
@@ -40,21 +41,63 @@ def record_path(output: str | os.PathLike) -> Path:
 
 
 SNAKEMAKE_MARKER = ".snakemake_timestamp"   # Snakemake touches it in directory outputs after the job
+HASHING = 2     # how a directory is hashed (records name it; the audit reads records written with 1 as well)
 
 
-def sha256(path: str | os.PathLike) -> str:
-    """sha256 of a file, or of a directory's files (relative names and contents, in name order)."""
+def _file_blocks(file: Path) -> Iterator[bytes]:
+    with open(file, "rb") as handle:
+        yield from iter(lambda: handle.read(1 << 20), b"")
+
+
+def _tree_v1(path: Path, digest) -> None:
+    """Records written before ``hashing`` was named: each file's relative name, NUL and content, in name order,
+    symlinks followed. Two trees can hash alike ({a: "X", b: "Y"} and {a: "Xb\\0Y"}): read, never written."""
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.name != SNAKEMAKE_MARKER):
+        digest.update(str(file.relative_to(path)).encode() + b"\0")
+        for block in _file_blocks(file):
+            digest.update(block)
+
+
+def _framed(digest, *fields: bytes) -> None:
+    for field in fields:
+        digest.update(len(field).to_bytes(8, "big") + field)
+
+
+def _tree_v2(path: Path, digest) -> None:
+    """Every entry below ``path`` in name order, each framed by lengths so that no two trees hash alike: a
+    folder by its name, a file by its name and content, a symlink by its name and target, never followed (a
+    link out of the tree would make the hash depend on files elsewhere)."""
+    digest.update(b"peftir-tree-2\0")
+    for entry in sorted(path.rglob("*"), key=lambda p: p.relative_to(path).as_posix()):
+        name = entry.relative_to(path).as_posix().encode()
+        if entry.is_symlink():
+            _framed(digest, b"link", name, os.readlink(entry).encode())
+        elif entry.is_dir():
+            _framed(digest, b"folder", name)
+        elif entry.name != SNAKEMAKE_MARKER:
+            _framed(digest, b"file", name, str(entry.stat().st_size).encode())
+            for block in _file_blocks(entry):
+                digest.update(block)
+
+
+def sha256(path: str | os.PathLike, hashing: int = HASHING) -> str:
+    """sha256 of a file (of its bytes, as ``sha256sum`` gives it), or of a directory's tree (``hashing``: how;
+    a record's own ``hashing`` says which a digest in it used, 1 when it names none)."""
     path = Path(path)
     digest = hashlib.sha256()
-    files = (sorted(p for p in path.rglob("*") if p.is_file() and p.name != SNAKEMAKE_MARKER)
-             if path.is_dir() else [path])
-    for file in files:
-        if path.is_dir():
-            digest.update(str(file.relative_to(path)).encode() + b"\0")
-        with open(file, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+    if path.is_dir():
+        if hashing not in (1, 2):
+            raise ValueError(f"hashing {hashing}: this version reads 1 and 2")
+        (_tree_v1 if hashing == 1 else _tree_v2)(path, digest)
+    else:
+        for block in _file_blocks(path):
+            digest.update(block)
     return digest.hexdigest()
+
+
+def hashing_of(record: dict) -> int:
+    """How the directories' digests in ``record`` were computed (records written before it was named: 1)."""
+    return record.get("hashing", 1)
 
 
 def _git(source: str, *args: str) -> str | None:
@@ -104,14 +147,15 @@ def _stat(path: str) -> list[int]:
 def input_sha256(path: str) -> str:
     """sha256 of an input; for a workflow output unchanged since its record was written (same size
     and modification time), the hash its producer recorded. Without this every job would re-read
-    large shared inputs (a collection's documents, the BM25 run); ``peftir audit`` re-hashes all."""
+    large shared inputs (a collection's documents, the BM25 run); ``peftir audit`` re-hashes all. A producer's
+    record that hashed directories otherwise (an older ``hashing``) is not reused: a record's digests share one."""
     if Path(path).parts[:1] != (RESULTS,):
         return sha256(path)
     try:
         record = json.loads(record_path(path).read_text())
     except (OSError, ValueError):
         return sha256(path)
-    if record.get("stats", {}).get(path) == _stat(path):
+    if record.get("stats", {}).get(path) == _stat(path) and hashing_of(record) == HASHING:
         for files in record["outputs"].values():
             if path in files:
                 return files[path]
@@ -192,6 +236,7 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
         "input_records": {path: digest for paths in files_by_name(inputs).values() for path in paths
                           for digest in [record_sha256(path)] if digest},
         "outputs": {name: {path: sha256(path) for path in paths} for name, paths in files_by_name(outputs).items()},
+        "hashing": HASHING,
         "stats": {path: _stat(path) for paths in files_by_name(outputs).values() for path in paths},
         "git": git_state(checkout),
         "configfiles": [config_file(path, checkout) for path in configfiles],   # in the order Snakemake merged them
