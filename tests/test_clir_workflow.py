@@ -69,9 +69,9 @@ def _cells(workdir: Path) -> dict[str, dict]:
     return {cell["cell"]: cell for cell in json.loads((workdir / TABLE).with_suffix(".json").read_text())}
 
 
-def _audit(workdir: Path, report: str) -> subprocess.CompletedProcess:
+def _audit(workdir: Path, report: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", report, "--directory", str(workdir),
-                           "--checkout", str(workdir)], capture_output=True, text=True, timeout=600)
+                           "--checkout", str(workdir), *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.integration
@@ -121,6 +121,30 @@ def test_the_audit_passes_and_fails_on_an_edited_run(clir_workflow):
     with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
         failed = _audit(clir_workflow, TABLE)
     assert failed.returncode == 1 and "adapter-rf16-seed1.run" in failed.stdout
+
+
+@pytest.mark.integration
+def test_rescoring_re_derives_every_composed_rerankers_run_and_catches_a_forged_score(clir_workflow, monkeypatch,
+                                                                                     tmp_path):
+    """With --rescore every composed system's run of Table 1 is reranked again from its stored modules, composed
+    as the job composed them; a changed score is caught."""
+    from peftir.app.rescore import rescore
+    from peftir.data import trec
+    from peftir.provenance.records import read_record
+
+    done = _audit(clir_workflow, TABLE, "--rescore", "1")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    counted = re.search(r"rescored (\d+) of (\d+) runs made from trained weights", done.stdout)
+    assert counted and counted[1] == counted[2] and int(counted[1]) > 0, done.stdout[-2000:]
+    monkeypatch.chdir(clir_workflow)
+    run = "results/modular-clir/runs/en-de/bm25/ra_doc/adapter-rf16-seed1.run"
+    stored = trec.read_run(run)
+    forged = tmp_path / "forged.run"
+    trec.write_run(forged, {qid: {doc: score + (0.5 if rank == 0 else 0.0) for rank, (doc, score) in
+                                  enumerate(sorted(docs.items(), key=lambda item: -item[1]))}
+                            for qid, docs in stored.items()}, "forged")
+    why, _ = rescore(str(forged), read_record(run), 1)
+    assert why and "the run file says" in why, why
 
 
 @pytest.mark.integration

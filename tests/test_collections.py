@@ -145,10 +145,10 @@ def test_ids_with_whitespace_and_empty_queries_are_refused_at_export(monkeypatch
     spec = {"irds": "toy", "query_field": "text"}
     monkeypatch.setattr(export, "_load", lambda irds_id: Dataset([Query(("1", "fine")), Query(("2 b", "x"))]))
     with pytest.raises(MalformedFileError, match="toy: query id '2 b' is empty or holds whitespace"):
-        export._queries_and_qrels(spec)
+        export.queries_and_qrels(spec)
     monkeypatch.setattr(export, "_load", lambda irds_id: Dataset([Query(("1", "fine")), Query(("2", " \t"))]))
     with pytest.raises(MalformedFileError, match="toy: query 2 has no text in its field 'text'"):
-        export._queries_and_qrels(spec)
+        export.queries_and_qrels(spec)
 
 
 def test_default_text_is_ir_datasets_text_of_a_record(irds_home: Path, tmp_path: Path) -> None:

@@ -292,3 +292,38 @@ def test_a_crate_of_uncommitted_work_refuses_untracked_files_but_carries_the_run
     assert sorted(workflow_files(repo, commit, True, tmp_path / "staged", frozenset({"run.yaml"}))) == [
         "Snakefile", "notes.txt"]
     assert (tmp_path / "staged" / "Snakefile").read_text() == "rule all:\n    input: []\n"
+
+
+def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its_hashes_redone_is_caught(
+        irds_home, tmp_path, monkeypatch):
+    """Qrels edited in a results folder or a crate, with the record's hashes (and everything after) redone, pass
+    every hash check; the audit exports the collection's queries and qrels again from what ir_datasets has here and
+    compares. A collection ir_datasets would have to download is named, not fetched."""
+    from peftir.app.audit import NOT_REEXPORTED, REEXPORTED, AuditFailure, Auditor, reexport_collections
+    from peftir.data.reexport import reexport
+    from peftir.provenance import records
+
+    monkeypatch.chdir(tmp_path)
+    spec = {"irds": "vaswani", "query_field": "text", "doc_fields": ["text"]}
+    exported = reexport(spec, tmp_path / "results/data/vaswani")
+    qrels = exported["qrels"]
+
+    def chain(spec: dict) -> Auditor:
+        outputs = {name: {f"results/data/vaswani/{path.name}": records.sha256(path)} for name, path in
+                   exported.items()}
+        return Auditor(verified={"results/data/vaswani/queries.tsv": {
+            "rule": "download", "params": {"export": spec}, "outputs": outputs, "versions": {}}})
+
+    honest = chain(spec)
+    reexport_collections(honest)
+    assert honest.done[REEXPORTED] == {"results/data/vaswani/queries.tsv"}
+    first, rest = qrels.read_text().split("\n", 1)
+    assert first == "1 0 10081 1"
+    qrels.write_text(f"1 0 10082 1\n{rest}")                         # a judgement moved to another document
+    with pytest.raises(AuditFailure, match=r"qrels.txt: not the qrels ir_datasets .* exports for vaswani"):
+        reexport_collections(chain(spec))
+    elsewhere = chain({**spec, "irds": "antique/test"})
+    reexport_collections(elsewhere)
+    assert REEXPORTED not in elsewhere.done
+    assert [why.split(" (")[0] for why in elsewhere.done[NOT_REEXPORTED]] == ["antique/test"]
+    assert "is not in the ir_datasets cache" in next(iter(elsewhere.done[NOT_REEXPORTED]))

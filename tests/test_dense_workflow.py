@@ -3,6 +3,7 @@ a RIP run → retrievers (full fine-tuning; deep prompts on BM25 negatives, then
 vaswani corpus indexed with faiss and searched → a table, audited; the pretrained backbone reused by a ranker."""
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -101,14 +102,60 @@ def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "audit passed: 12 cell(s)" in done.stdout and "copied from a paper" in done.stdout
     assert re.search(r"not rescored: \d+ runs made from trained weights", done.stdout)
-    asked = _audit(dense_workflow, "--rescore", "1")          # dense runs cannot be rescored yet: said, not passed
-    assert asked.returncode == 3, asked.stdout[-3000:] + asked.stderr[-3000:]
-    assert re.search(r"AUDIT INCOMPLETE: --rescore asked, but the audit cannot rescore .*\d+ run\(s\) of rule "
-                     r"'dense_search'", asked.stdout) and "rescored 0 of" in asked.stdout
+    asked = _audit(dense_workflow, "--rescore", "1")          # every dense run re-derived from its weights
+    assert asked.returncode == 0, asked.stdout[-3000:] + asked.stderr[-3000:]
+    learned = int(re.search(r"rescored (\d+) of (\d+) runs made from trained weights", asked.stdout)[2])
+    assert learned > 0 and f"rescored {learned} of {learned} runs" in asked.stdout
     run = dense_workflow / "results/dense/runs/vaswani/rip/ft/bm25/fold1-seed1.run"
     with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
         failed = _audit(dense_workflow)
     assert failed.returncode == 1 and "rip/ft/bm25/fold1-seed1.run" in failed.stdout
+
+
+@pytest.mark.integration
+def test_rescoring_a_dense_run_catches_a_forged_score_and_an_index_not_from_its_weights(dense_workflow, monkeypatch,
+                                                                                       tmp_path):
+    """A run whose hashes were all recomputed passes every other check: rescoring re-derives it. A changed score is
+    caught by searching the stored index again; an index and a run made consistent with each other but not with
+    the weights (vectors scaled by 1.5, the run's scores with them) only by encoding the documents' text again."""
+    import numpy as np
+
+    from peftir.app.rescore import rescore
+    from peftir.data import trec
+    from peftir.provenance.records import record_path
+    from peftir.retrieval import faiss_index
+
+    monkeypatch.chdir(dense_workflow)
+    run = "results/dense/runs/vaswani/rip/ft/bm25/fold1-seed1.run"
+    record = read_record(run)
+    assert rescore(run, record, 2) == (None, None)
+    stored = trec.read_run(run)
+    forged = tmp_path / "forged.run"
+    trec.write_run(forged, {qid: {doc: score + (0.5 if rank == 0 else 0.0)
+                                  for rank, (doc, score) in enumerate(sorted(docs.items(), key=lambda i: -i[1]))}
+                            for qid, docs in stored.items()}, "forged")
+    why, _ = rescore(str(forged), record, 2)
+    assert why and "the run file says" in why and "searching the index" in why
+    index = next(iter(record["inputs"]["index"]))
+    opened = faiss_index.read(index, 1)
+    scaled = f"{index}-scaled-for-a-test"
+    batches, offset = [], 0
+    for shard in opened.shards:
+        vectors = np.load(shard)
+        batches.append((vectors * 1.5, opened.ids[offset:offset + len(vectors)]))
+        offset += len(vectors)
+    faiss_index.write(scaled, batches)
+    copied = record_path(scaled)
+    copied.write_text(record_path(index).read_text())                  # the index's record: its documents
+    try:
+        trec.write_run(forged, {qid: {doc: 1.5 * score for doc, score in docs.items()} for qid, docs in
+                                stored.items()}, "forged")
+        inputs = {**record["inputs"], "index": {scaled: "0" * 64}}
+        why, _ = rescore(str(forged), {**record, "inputs": inputs}, 2)
+        assert why and "encoding the document's text again" in why, why
+    finally:
+        copied.unlink()
+        shutil.rmtree(scaled)
 
 
 @pytest.mark.integration

@@ -59,9 +59,9 @@ def test_every_splade_and_reranker_job_runs_its_models_through_the_execution_sea
                                      "train_splade_reranker", "splade_rerank"})
 
 
-def _audit(workdir: Path, table: str = TABLE) -> subprocess.CompletedProcess:
+def _audit(workdir: Path, table: str = TABLE, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "peftir.app.cli", "audit", table, "--directory", str(workdir),
-                           "--checkout", str(workdir)], capture_output=True, text=True, timeout=600)
+                           "--checkout", str(workdir), *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.integration
@@ -104,6 +104,32 @@ def test_rerankers_rerank_the_first_stages_top_documents_and_table7_audits(splad
     done = _audit(splade_workflow, RERANKERS)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "audit passed: 6 cell(s)" in done.stdout
+
+
+@pytest.mark.integration
+def test_rescoring_re_derives_every_splade_and_reranker_run_and_catches_a_forged_score(splade_workflow, monkeypatch,
+                                                                                      tmp_path):
+    """Table 7's chain holds rerankers' runs and the SPLADE runs they rerank: with --rescore every one is
+    re-derived from its weights (the retrievers' queries searched again in the impact index with Anserini and their
+    top documents quantised again; the rerankers' candidates scored again); a changed score is caught."""
+    from peftir.app.rescore import rescore
+    from peftir.provenance.records import read_record
+
+    done = _audit(splade_workflow, RERANKERS, "--rescore", "1")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    counted = re.search(r"rescored (\d+) of (\d+) runs made from trained weights", done.stdout)
+    assert counted and counted[1] == counted[2] and int(counted[1]) >= 4, done.stdout[-2000:]
+    monkeypatch.chdir(splade_workflow)
+    for run in ("results/sparse/runs/vaswani/vaswani/minilm/adapter/fold1-seed1.run",
+                "results/sparse/rerankers/runs/vaswani/vaswani/minilm_adapter/fold1-seed1.run"):
+        record = read_record(run)
+        stored = trec.read_run(run)
+        forged = tmp_path / "forged.run"
+        trec.write_run(forged, {qid: {doc: score + (7.0 if rank == 0 else 0.0) for rank, (doc, score) in
+                                      enumerate(sorted(docs.items(), key=lambda item: -item[1]))}
+                                for qid, docs in stored.items()}, "forged")
+        why, _ = rescore(str(forged), record, 2)
+        assert why and "the run file says" in why, (run, why)
 
 
 @pytest.mark.integration

@@ -13,10 +13,10 @@ For every cell (or the ones asked for) the audit
      chain should hold (``peftir.pipeline.contract.PARAMS``, the functions the rules take them from) key by
      key, the runs the table should hold (seeds, folds, rows: ``peftir.pipeline.plan``) and the
      code version of each job (``peftir.provenance.code_version``), and names what no longer matches;
-  5. with ``rescore``, re-runs the stored weights of every Semi-Siamese run on a few of its queries and
-     compares the scores with the run file (``peftir.app.rescore``): only this catches a forged run
-     whose hashes were all recomputed; the other runs made from trained weights (dense, SPLADE, CLIR) it
-     cannot rescore yet, and says so: the audit then ends "incomplete" (exit 3), naming them;
+  5. with ``rescore``, re-runs the stored weights of every Semi-Siamese reranking and every dense search on a few
+     of its queries and compares the scores with the run file (``peftir.app.rescore``): only this catches a forged
+     run whose hashes were all recomputed; the other runs made from trained weights (SPLADE, its rerankers,
+     CLIR) it cannot rescore yet, and says so: the audit then ends "incomplete" (exit 3), naming them;
 and prints the chain commit → config → weights → run → metric → cell, then what each recomputing check covered
 ("330 metrics files recomputed with ir_measures", "rescored 30 of 30 runs made from trained weights"). The modular
 cross-lingual rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -50,7 +51,8 @@ from ..reports.tables import read_table, render_latex
 from ..pipeline.config import ConfigError, load_config
 from ..provenance import records
 from ..provenance.code_version import changed, code_version
-from .rescore import rescore
+from .rescore import RESCORED_RULES, rescore
+from ..data.reexport import NotOnThisMachine, reexport
 from ..errors import ActionableError
 from ..pipeline import plan
 from ..reports import scorecard
@@ -96,6 +98,8 @@ class AuditFailure(Exception):
 # what the summary counts, each a check that recomputes rather than re-hashes
 METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED = "metrics files recomputed with ir_measures", "geometry files recomputed"
 TESTS_RERUN, RESCORED = "t-tests rerun", "runs rescored"
+PARTLY_RESCORED = "runs rescored in part"
+REEXPORTED, NOT_REEXPORTED = "collections re-exported", "collections not re-exported"
 COMPANION_TESTS = "companion comparisons retested"
 MODELS = "/models/"          # trained weights live under a models/ folder of results/, in every system
 INCOMPLETE = 3               # every check passed, but a requested one could not cover every item
@@ -872,6 +876,7 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
                     auditor.fail(path, f"{why}; rerun to refresh it")
         if rescored:
             rescore_runs(auditor, rescored)
+        reexport_collections(auditor)
     except AuditFailure as failure:
         say(f"AUDIT FAILED: {failure}")
         return 1
@@ -891,6 +896,14 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
            f"queries each" if rescored else
            f"; not rescored: {len(learned)} runs made from trained weights (--rescore N checks that they come from "
            f"them)" if learned else ""))
+    exported = [path for path, made in auditor.verified.items() if made["rule"] == "download" and
+                path in made["outputs"].get("queries", {})]
+    if exported:
+        say(f"queries and qrels re-exported from ir_datasets and equal: {counts.get(REEXPORTED, 0)} of "
+            f"{len(exported)} collection(s)" + "".join(f"; not re-exported: {why}"
+                                                       for why in sorted(auditor.done.get(NOT_REEXPORTED, ()))))
+    for partly in sorted(auditor.done.get(PARTLY_RESCORED, ())):
+        say(f"rescored in part: {partly}")
     if skipped:
         kinds = sorted({(artefact(p) or ("file",))[0] for p in skipped})
         say(f"not re-hashed: {len(skipped)} files the crate leaves out by design ({', '.join(kinds)}); their "
@@ -902,9 +915,39 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
             by_rule[auditor.verified[path]["rule"]] = by_rule.get(auditor.verified[path]["rule"], 0) + 1
         say(f"AUDIT INCOMPLETE: --rescore asked, but the audit cannot rescore "
             + ", ".join(f"{n} run(s) of rule {rule!r}" for rule, n in sorted(by_rule.items()))
-            + f" (it rescores the rerank rule's runs only); that they come from their weights is not shown")
+            + f" (it rescores the runs of {', '.join(sorted(RESCORED_RULES))}); that they come from their weights is "
+              f"not shown")
         return INCOMPLETE
     return 0
+
+
+def reexport_collections(auditor: Auditor) -> None:
+    """Each collection of the chain exported from ir_datasets (a ``download`` job's): its queries and qrels exported
+    again from the files ir_datasets has on this machine and compared with the ones the chain was computed against
+    (queries or qrels edited with every hash recomputed pass every other check); where ir_datasets would have to
+    download, the collection is named as not re-exported."""
+    auditor.cell = "(collections)"
+    for path, made in sorted(auditor.verified.items()):
+        if made["rule"] != "download" or path not in made["outputs"].get("queries", {}):
+            continue
+        spec = made["params"]["export"]
+        with tempfile.TemporaryDirectory(prefix="peftir-reexport-") as scratch:
+            try:
+                again = reexport(spec, scratch)
+            except NotOnThisMachine as why:
+                auditor.did(NOT_REEXPORTED, f"{spec['irds']} ({why})")
+                continue
+            except Exception as problem:      # ir_datasets' own errors (a partial cache): said, not a verdict
+                auditor.did(NOT_REEXPORTED, f"{spec['irds']} (ir_datasets could not read it here: "
+                                            f"{type(problem).__name__}: {problem})")
+                continue
+            for name, fresh in again.items():
+                (exported, digest), = made["outputs"][name].items()
+                if records.sha256(fresh) != digest:
+                    auditor.fail(exported, f"not the {name} ir_datasets {made['versions'].get('ir-datasets', '')} "
+                                           f"exports for {spec['irds']} on this machine: edited since, or exported "
+                                           f"from another version of the collection")
+        auditor.did(REEXPORTED, path)
 
 
 def learned_runs(auditor: Auditor) -> list[str]:
@@ -924,16 +967,20 @@ def learned_runs(auditor: Auditor) -> list[str]:
 
 
 def rescore_runs(auditor: Auditor, queries: int) -> None:
-    """Every Semi-Siamese run of the chain re-scored from its weights on ``queries`` of its test queries; the
-    other runs made from weights are counted as not rescored (``audit`` names them)."""
+    """Every run of the chain whose rule rescoring covers (``RESCORED_RULES``) re-derived from its weights on
+    ``queries`` of its queries; the other runs made from weights are counted as not rescored (``audit`` names
+    them), and a part of a check that could not be made is counted and said."""
     auditor.cell = "(rescore)"
     for path, made in sorted(auditor.verified.items()):
-        if artefact(path) and artefact(path)[0] == "run":
-            weights = next(iter(made["inputs"]["weights"]))
-            if weights in auditor.left_out and not Path(weights).exists():
-                auditor.fail(weights, "rescoring needs the weights, which the crate left out: make it with "
-                                      "`peftir crate --with-weights`")
-            why = rescore(path, made, queries)
-            if why:
-                auditor.fail(path, f"not what its weights give: {why}")
-            auditor.did(RESCORED, path)
+        if not path.endswith(".run") or made["rule"] not in RESCORED_RULES:
+            continue
+        for source in (source for files in made["inputs"].values() for source in files):
+            if source in auditor.left_out and not Path(source).exists():
+                auditor.fail(source, "rescoring needs the weights and the index, which the crate left out: make it "
+                                     "with `peftir crate --with-weights`")
+        why, unchecked = rescore(path, made, queries)
+        if why:
+            auditor.fail(path, f"not what its weights give: {why}")
+        auditor.did(RESCORED, path)
+        if unchecked:
+            auditor.did(PARTLY_RESCORED, f"{path}: {unchecked}")

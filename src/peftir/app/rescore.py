@@ -2,20 +2,34 @@
 
 Hashes show that nothing changed after a job wrote its outputs; they cannot show that a run file
 was ever computed from the weights its record names (a forged run with every hash recomputed
-passes them). Rescoring loads the kept weights with the settings the rerank job recorded, scores
-the BM25 candidates of N of the fold's test queries (a sample fixed by the run's path) with the
-same code the job ran (``peftir.semi_siamese.rerank.score_test_fold``) and compares every score with
-the run file's.
+passes them). Rescoring loads the kept weights with the settings the job recorded and recomputes N of
+the run's queries (a sample fixed by the run's path) with the same code the job ran:
+
+- a Semi-Siamese reranking (rule ``rerank``): the BM25 candidates of N of the fold's test queries scored
+  again (``peftir.semi_siamese.rerank.score_test_fold``); every score must be the run file's;
+- a dense search (rules ``dense_search``, ``dense_search_untrained``, ``dense_search_target``): N queries
+  encoded again and searched in the stored index, and their top documents encoded again from their text
+  (``peftir.dense.rescore``); the documents above the run's last score and every score must be the run's;
+- a SPLADE search (rule ``splade_search``): the same, the queries quantised and searched in the stored impact
+  index with Anserini, the documents quantised again (``peftir.splade.rescore``);
+- a SPLADE reranker's run (``splade_rerank``, Table 7) and a composed CLIR reranker's (``rerank_clir``): the
+  sampled queries' candidates scored again by the stored reranker, or the same composition of the stored modules
+  (``peftir.clir.rescore``); the documents and every score must be the run's.
+
+``RESCORED_RULES`` names the rules it covers; ``peftir audit`` names every other run made from weights as not
+rescored.
 """
 from __future__ import annotations
 
 import math
 import random
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
 from ..data.trec import read_run
+from ..retrieval.rescored import Rescored
 
 # Scores are recomputed in other batches than the job's (fewer queries, so other padding): float32
 # sums agree to about 1e-6 relative; a changed score, or one from other weights, differs far more.
@@ -25,13 +39,46 @@ TOLERANCE = 1e-4
 ACROSS_PRECISIONS = 5e-2
 
 
-def rescore(run_path: str, record: dict, queries: int) -> str | None:
-    """Why the run file ``run_path`` (made by ``record``, a rerank job's) is not what its weights give on
-    ``queries`` sampled test queries, or None when every score agrees within ``TOLERANCE``."""
+def _close(a: float, b: float, tolerance: float) -> bool:
+    return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+
+
+def _same_scores(qid: str, rescored: dict[str, float], stored: dict[str, float], tolerance: float,
+                 what: str) -> str | None:
+    """Why the scores ``rescored`` (of documents the run holds) are not the run's ``stored`` ones, or None."""
+    for docid, score in sorted(rescored.items()):
+        if not _close(score, stored[docid], tolerance):
+            return f"query {qid}, document {docid}: the run file says {stored[docid]!r}, {what} give {score!r}"
+    return None
+
+
+Outcome = tuple[str | None, str | None]     # why the run is not what its weights give; what could not be checked
+
+
+def _reranking(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
+    """A reranker's rescoring: each sampled query's candidates scored again must be the run's documents, with its
+    scores."""
+
+    def check(run_path: str, record: dict, queries: int) -> Outcome:
+        stored = read_run(run_path)
+        found = rescored(run_path, record, queries)
+        tolerance = TOLERANCE if found.asked == found.used else ACROSS_PRECISIONS
+        for qid, docs in sorted(found.searched.items()):
+            if set(docs) != set(stored.get(qid, {})):
+                return f"query {qid}: the weights rank other documents than the run file holds", None
+            why = _same_scores(qid, docs, stored[qid], tolerance,
+                               f"its weights ({found.used} here; the run: {found.asked})")
+            if why:
+                return why, None
+        return None, None
+
+    return check
+
+
+def _semi_siamese(run_path: str, record: dict, queries: int) -> Rescored:
     from ..models.inputs import Collection
     from ..semi_siamese.rerank import score_test_fold
 
-    stored = read_run(run_path)
     inputs = {name: next(iter(files)) for name, files in record["inputs"].items()}
     params, wildcards = record["params"], record["wildcards"]
     metadata = yaml.safe_load(Path(next(iter(record["outputs"]["metadata"]))).read_text())
@@ -41,13 +88,70 @@ def rescore(run_path: str, record: dict, queries: int) -> str | None:
         wildcards["fold"], int(wildcards["seed"]), wildcards["ranker"], params["backbone"], params["ranker"],
         params["method"], params["training"], params["rerank"], params["execution"], 1, inputs["weights"],
         sample=lambda test: picker.sample(sorted(test), min(queries, len(test))))
-    was = metadata["method"]["execution"]["precision"]
-    tolerance = TOLERANCE if used["precision"] == was else ACROSS_PRECISIONS
-    for qid, docs in sorted(rescored.items()):
-        if set(docs) != set(stored.get(qid, {})):
-            return f"query {qid}: the weights rank other documents than the run file holds"
-        for docid, score in sorted(docs.items()):
-            if not math.isclose(score, stored[qid][docid], rel_tol=tolerance, abs_tol=tolerance):
-                return (f"query {qid}, document {docid}: the run file says {stored[qid][docid]!r} ({was}), "
-                        f"its weights {inputs['weights']} give {score!r} ({used['precision']} here)")
-    return None
+    return Rescored(rescored, asked=metadata["method"]["execution"]["precision"], used=used["precision"])
+
+
+def _first_stage(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
+    """A first-stage run's rescoring (dense, SPLADE): the sampled queries searched again must give every document
+    above the run's last score with its score, and the top documents encoded again their scores."""
+
+    def check(run_path: str, record: dict, queries: int) -> Outcome:
+        stored = read_run(run_path)
+        found = rescored(run_path, record, queries)
+        tolerance = TOLERANCE if found.asked == found.used else ACROSS_PRECISIONS
+        weights = next(iter(record["inputs"].get("model", {})), "the backbone as it comes")
+        for qid, hits in sorted(found.searched.items()):
+            run = stored[qid]
+            last = min(run.values())
+            for docid, score in hits.items():     # at the depth's boundary, near-ties may fall either way
+                if docid not in run and score > last and not _close(score, last, tolerance):
+                    return (f"query {qid}: the weights {weights} find document {docid} ({score!r}) above the run's "
+                            f"last score ({last!r}), and the run file lacks it"), None
+            why = _same_scores(qid, {doc: score for doc, score in hits.items() if doc in run}, run, tolerance,
+                               f"the weights {weights} searching the index ({found.used} here; asked: {found.asked})")
+            why = why or _same_scores(qid, found.encoded.get(qid, {}), run, tolerance,
+                                      f"the weights {weights} encoding the document's text again ({found.used} here)")
+            if why:
+                return why, None
+        return None, found.not_encoded
+
+    return check
+
+
+def _dense(run_path: str, record: dict, queries: int) -> Rescored:
+    from ..dense.rescore import rescore_dense_run
+
+    return rescore_dense_run(run_path, record, queries)
+
+
+def _splade(run_path: str, record: dict, queries: int) -> Rescored:
+    from ..splade.rescore import rescore_splade_run
+
+    return rescore_splade_run(run_path, record, queries)
+
+
+def _splade_reranker(run_path: str, record: dict, queries: int) -> Rescored:
+    from ..splade.rescore import rescore_splade_reranking
+
+    return rescore_splade_reranking(run_path, record, queries)
+
+
+def _clir(run_path: str, record: dict, queries: int) -> Rescored:
+    from ..clir.rescore import rescore_clir_run
+
+    return rescore_clir_run(run_path, record, queries)
+
+
+# the rules whose runs rescoring re-derives, each with how
+RESCORED_RULES: dict[str, Callable[[str, dict, int], Outcome]] = {
+    "rerank": _reranking(_semi_siamese), "dense_search": _first_stage(_dense),
+    "dense_search_untrained": _first_stage(_dense), "dense_search_target": _first_stage(_dense),
+    "splade_search": _first_stage(_splade), "splade_rerank": _reranking(_splade_reranker),
+    "rerank_clir": _reranking(_clir)}
+
+
+def rescore(run_path: str, record: dict, queries: int) -> Outcome:
+    """Why the run file ``run_path`` (made by ``record``) is not what its weights give on ``queries`` sampled
+    queries (None when every score agrees within ``TOLERANCE``, ``ACROSS_PRECISIONS`` when the run was scored in
+    another precision than the one here), and what part of the check could not be made here (None: all of it)."""
+    return RESCORED_RULES[record["rule"]](run_path, record, queries)

@@ -26,7 +26,7 @@ from ..errors import ActionableError
 from ..files import atomic_write, write_json
 from .debian import check_pinned, package_info
 from ..data.empty_documents import is_empty
-from ..data.export import _queries_and_qrels, export_dataset, normalise
+from ..data.export import queries_and_qrels, export_dataset, normalise
 from ..data.folds import read_folds, validate, write_folds
 from .multilingual_text import debian_reference_sections
 from ..data.trec import read_qrels, read_topics, write_qrels, write_topics
@@ -226,7 +226,7 @@ def _export_language(spec: Mapping[str, Any], docs: str, queries: str, qrels: st
     no English documents): its queries, no documents and no qrels."""
     if "doc_fields" in spec:        # no list of the empty documents: the language's index info names them
         return export_dataset(spec, docs, scratch / "lookup.sqlite", None, queries, qrels, scratch / "info.json")
-    topics, _ = _queries_and_qrels(spec)
+    topics, _ = queries_and_qrels(spec)
     _write_docs(docs, [])
     write_topics(queries, topics)
     write_qrels(qrels, {})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import torch
 from adapters.composition import Split, Stack
@@ -119,10 +120,12 @@ def documents(path: str, ids: set[str]) -> dict[str, str]:
     return found
 
 
-def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
-                queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
-                run: str, metadata: str) -> None:
-    """The ``rerank_clir`` rule: one system's run on one language pair's test queries, where ``execution`` says.
+def composed_scores(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
+                    queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
+                    sample: Callable[[list[str]], list[str]] | None = None
+                    ) -> tuple[dict[str, dict[str, float]], Execution]:
+    """One system's scores of one language pair's test queries (or the ``sample`` of them the audit's rescoring
+    draws): each query's pre-ranking with its ``depth`` best documents rescored first; and where they ran.
     ``language_modules``: those of ``contract.composed_languages`` for the system, in its order. With
     ``settings['translated_query']`` the ``queries`` are the user's translations into the documents' language (NMT +
     BM25's, which the pre-ranking ranked), so the query side is the documents' language."""
@@ -134,6 +137,8 @@ def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modul
     reranker = ComposedReranker(backbone, system, ranking_module, modules, query_language, doc_language,
                                 settings["head_pooler"], Execution.of(execution, threads))
     qids = rotation(read_folds(folds), CLIR_FOLD)["test"]
+    if sample is not None:
+        qids = sample(qids)
     topics = trec.read_topics(queries, set(qids))
     candidates = trec.read_run(prerank, set(qids))
     tops = {qid: [doc for doc, _ in trec.ranked(candidates.get(qid, {}))][:settings["depth"]] for qid in topics}
@@ -148,6 +153,16 @@ def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modul
             batch = tops[qid][start:start + rows]
             head.update(zip(batch, reranker.scores(topics[qid], [texts[d] for d in batch], settings["max_len"])))
         results[qid] = reranked(head, candidates.get(qid, {}))
+    return results, reranker.execution
+
+
+def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
+                queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
+                run: str, metadata: str) -> None:
+    """The ``rerank_clir`` rule: one system's run on one language pair's test queries (``composed_scores``), where
+    ``execution`` says, with its ir_metadata."""
+    results, _ = composed_scores(backbone, system, ranking_module, language_modules, pair, queries, docs, prerank,
+                                 folds, settings, execution, threads)
     trec.write_run(run, results, tag=system["name"])
     write_ir_metadata(metadata, ir_metadata(system["name"], {"reranker": system, **settings},
                                             {"name": f"modular-clir/{pair}"}))

@@ -144,7 +144,7 @@ def _query_sources(spec: Mapping[str, Any]) -> list[str]:
     return list(spec.get("topics") or [spec["irds"]])
 
 
-def _queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
+def queries_and_qrels(spec: Mapping[str, Any]) -> tuple[dict[str, str], Qrels]:
     """Every query of the dataset's sources (its text in the configured field) and their judgements; a split's
     ids prefixed where splits number their queries independently (``peftir.data.split_queries``)."""
     topics: dict[str, str] = {}
@@ -177,7 +177,7 @@ def export_dataset(spec: Mapping[str, Any], docs: str | Path, lookup: str | Path
             raise MissingDataError(message)
     n_docs, n_empty = _write_docs(_load(spec["irds"]), spec, Path(docs), Path(lookup),
                                   None if empty is None else Path(empty))
-    topics, judgments = _queries_and_qrels(spec)
+    topics, judgments = queries_and_qrels(spec)
     write_topics(queries, topics)
     write_qrels(qrels, judgments)
     exported = {

@@ -129,7 +129,9 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
     return {**facts, "encoding_and_search_seconds": round(seconds, 2)}
 
 
-def _trained(spec: dict, model: str, backbone: str | None, threads: int) -> Splade:
+def trained_encoder(spec: dict, model: str, backbone: str | None, threads: int) -> Splade:
+    """The retriever ``spec`` (the ``splade`` param) with its learned weights ``model``, placed as its execution
+    says (the index, the search and the audit's rescoring load it alike)."""
     from .train import load_splade
 
     return load_splade(backbone or spec["backbone"], spec["layers"], spec["method"], spec["train"], model,
@@ -141,12 +143,12 @@ def index_trained(spec: dict, settings: dict, docs: str, threads: int, output: s
     """The ``splade_index`` rule: ``index_corpus`` with the trained retriever ``model`` (the ``splade`` param
     ``spec`` says how it was built; ``settings``: the ``splade_index`` param)."""
     with atomic_directory(output) as building:       # an interrupted job leaves no index that looks complete
-        return index_corpus(_trained(spec, model, backbone, threads), docs, building, settings["quantisation"],
-                            settings["batch_size"], threads)
+        return index_corpus(trained_encoder(spec, model, backbone, threads), docs, building,
+                            settings["quantisation"], settings["batch_size"], threads)
 
 
 def search_trained(spec: dict, settings: dict, index: str, queries: str, threads: int, about: dict, run: str,
                    metadata: str, flops: str, model: str, backbone: str | None = None) -> dict:
     """The ``splade_search`` rule: ``search_queries`` with the trained retriever ``model``."""
-    return search_queries(_trained(spec, model, backbone, threads), index, queries, settings["quantisation"], settings["depth"],
-                          settings["batch_size"], threads, about, run, metadata, flops)
+    return search_queries(trained_encoder(spec, model, backbone, threads), index, queries, settings["quantisation"],
+                          settings["depth"], settings["batch_size"], threads, about, run, metadata, flops)

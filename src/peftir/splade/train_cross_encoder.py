@@ -11,6 +11,7 @@ same queries the evaluation takes.
 from __future__ import annotations
 
 import time
+from typing import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -89,30 +90,41 @@ def train_cross_encoder(spec: dict, collection: Collection, bm25_run: str, fold:
     return save_trained(model, trained, output, summary, about, parameter_shares(model), started)
 
 
+def trained_reranker(spec: dict, threads: int, trained: str) -> CrossEncoder:
+    """The reranker ``spec`` (the ``splade_reranker`` param) with its kept weights ``trained``, ready to score."""
+    model = build_cross_encoder(spec["backbone"], spec["method"], spec["train"]["max_len"],
+                                Execution.of(spec["execution"], threads))
+    load_kept(model, trained)
+    return model.eval()
+
+
+def reranked_queries(model: CrossEncoder, collection: Collection, first_stage: str, qids: list[str], settings: dict,
+                     counts: dict[str, int] | None = None) -> Iterator[tuple[str, dict[str, float]]]:
+    """Each of ``qids`` (in order) with its first stage's top ``settings['depth']`` scored by ``model``; one
+    query's candidates read and scored at a time. ``counts``: the queries and pairs scored, counted as they go."""
+    counts = {"queries": 0, "pairs": 0} if counts is None else counts
+    candidates = RunIndex(first_stage, set(qids))
+    topics = trec.read_topics(collection.queries, set(qids))
+    with collection.store() as store:
+        for qid in sorted(qids):
+            docs = [doc for doc, _ in candidates.top(qid, settings["depth"])]
+            if docs:
+                counts["queries"] += 1
+                counts["pairs"] += len(docs)
+                yield from rank_pairs(model, topics, {qid: docs}, store.texts, settings["batch_size"]).items()
+
+
 def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first_stage: str, fold: str, threads: int,
                        trained: str, about: dict, run: str, metadata: str) -> dict:
     """The ``splade_rerank`` rule: the first stage's top ``settings['depth']`` of the evaluated queries
     (``settings['scope']``, as ``peftir.evaluation.metrics.evaluated_queries``) reranked by the trained reranker
-    ``trained``, as a TREC run with ir_metadata; one query's candidates read, scored and written at a time (6,980 queries × 1,000)."""
-    model = build_cross_encoder(spec["backbone"], spec["method"], spec["train"]["max_len"],
-                                Execution.of(spec["execution"], threads))
-    load_kept(model, trained)
-    model.eval()
+    ``trained``, as a TREC run with ir_metadata; one query's candidates read, scored and written at a time (6,980
+    queries × 1,000)."""
+    model = trained_reranker(spec, threads, trained)
     qids = evaluated_queries(collection.folds, fold, settings["scope"])
-    candidates = RunIndex(first_stage, set(qids))
-    topics = trec.read_topics(collection.queries, set(qids))
     started, counts = time.monotonic(), {"queries": 0, "pairs": 0}
-    with collection.store() as store:
-        def ranked():
-            for qid in sorted(qids):
-                docs = [doc for doc, _ in candidates.top(qid, settings["depth"])]
-                if docs:
-                    counts["queries"] += 1
-                    counts["pairs"] += len(docs)
-                    yield from rank_pairs(model, topics, {qid: docs}, store.texts, settings["batch_size"]).items()
-
-        tag = "-".join(str(about[key]) for key in ("reranker", "fold", "seed"))
-        trec.write_run(run, ranked(), tag)
+    tag = "-".join(str(about[key]) for key in ("reranker", "fold", "seed"))
+    trec.write_run(run, reranked_queries(model, collection, first_stage, qids, settings, counts), tag)
     facts = {**counts, "depth": settings["depth"], "seconds": round(time.monotonic() - started, 1)}
     write_ir_metadata(metadata, ir_metadata(tag, {"reranking": "cross-encoder over the first stage's top documents",
                                                   "first_stage": first_stage, **facts, **about},
