@@ -513,3 +513,11 @@ def test_a_package_placed_by_hand_is_checked_against_its_pin(bible, references, 
         _corpus(tmp_path, [{"package": "sword-text-tiny", "kind": "sword", "module": "spaTiny"}],
                 {"sword-text-tiny": str(bible)}, pins={})
     assert not out.exists() and not (tmp_path / "corpus.output").exists()
+    text_part = tmp_path / "wiki" / "en.txt"                 # a local text part beside a package: never a pin's
+    text_part.parent.mkdir()
+    text_part.write_text("An article.\nAnother article.\n")
+    train, held, _ = _corpus(tmp_path, [{"kind": "text", "path": str(text_part)},
+                                        {"package": "sword-text-tiny", "kind": "sword", "module": "spaTiny"}],
+                             {"text-0": str(text_part), "sword-text-tiny": str(bible)},
+                             pins={"sword-text-tiny": sha256(bible)})
+    assert "An article." in train + held

@@ -143,7 +143,7 @@ def test_rescoring_re_derives_every_composed_rerankers_run_and_catches_a_forged_
     trec.write_run(forged, {qid: {doc: score + (0.5 if rank == 0 else 0.0) for rank, (doc, score) in
                                   enumerate(sorted(docs.items(), key=lambda item: -item[1]))}
                             for qid, docs in stored.items()}, "forged")
-    why, _ = rescore(str(forged), read_record(run), 1)
+    why, _, _ = rescore(str(forged), read_record(run), 1)
     assert why and "the run file says" in why, why
 
 

@@ -308,11 +308,13 @@ def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its
     exported = reexport(spec, tmp_path / "results/data/vaswani")
     qrels = exported["qrels"]
 
+    versions = {"ir-datasets": records.versions()["ir-datasets"]}
+
     def chain(spec: dict) -> Auditor:
         outputs = {name: {f"results/data/vaswani/{path.name}": records.sha256(path)} for name, path in
                    exported.items()}
         return Auditor(verified={"results/data/vaswani/queries.tsv": {
-            "rule": "download", "params": {"export": spec}, "outputs": outputs, "versions": {}}})
+            "rule": "download", "params": {"export": spec}, "outputs": outputs, "versions": versions}})
 
     honest = chain(spec)
     reexport_collections(honest)
@@ -327,3 +329,7 @@ def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its
     assert REEXPORTED not in elsewhere.done
     assert [why.split(" (")[0] for why in elsewhere.done[NOT_REEXPORTED]] == ["antique/test"]
     assert "is not in the ir_datasets cache" in next(iter(elsewhere.done[NOT_REEXPORTED]))
+    versions["ir-datasets"] = "0.0.1"                      # exported with another ir_datasets: said, not judged
+    other = chain(spec)
+    reexport_collections(other)
+    assert "exported with ir_datasets 0.0.1" in next(iter(other.done[NOT_REEXPORTED]))

@@ -116,8 +116,8 @@ def test_the_table_audits_and_an_edited_run_fails_it(dense_workflow):
 def test_rescoring_a_dense_run_catches_a_forged_score_and_an_index_not_from_its_weights(dense_workflow, monkeypatch,
                                                                                        tmp_path):
     """A run whose hashes were all recomputed passes every other check: rescoring re-derives it. A changed score is
-    caught by searching the stored index again; an index and a run made consistent with each other but not with
-    the weights (vectors scaled by 1.5, the run's scores with them) only by encoding the documents' text again."""
+    caught against the stored vectors; a document the run leaves out by searching the stored index again; an index and a run made consistent with each other but not with the weights (vectors
+    scaled by 1.5, the run's scores with them) only by encoding the documents' text again."""
     import numpy as np
 
     from peftir.app.rescore import rescore
@@ -128,14 +128,21 @@ def test_rescoring_a_dense_run_catches_a_forged_score_and_an_index_not_from_its_
     monkeypatch.chdir(dense_workflow)
     run = "results/dense/runs/vaswani/rip/ft/bm25/fold1-seed1.run"
     record = read_record(run)
-    assert rescore(run, record, 2) == (None, None)
+    assert rescore(run, record, 2) == (None, None, 2)
     stored = trec.read_run(run)
     forged = tmp_path / "forged.run"
     trec.write_run(forged, {qid: {doc: score + (0.5 if rank == 0 else 0.0)
                                   for rank, (doc, score) in enumerate(sorted(docs.items(), key=lambda i: -i[1]))}
                             for qid, docs in stored.items()}, "forged")
-    why, _ = rescore(str(forged), record, 2)
-    assert why and "the run file says" in why and "searching the index" in why
+    why, _, _ = rescore(str(forged), record, 2)
+    assert why and "the run file says" in why and "its stored vector" in why
+    swapped = {qid: dict(docs) for qid, docs in stored.items()}
+    for docs in swapped.values():                             # each query's last document left out
+        ranked = sorted(docs, key=lambda doc: -docs[doc])
+        del docs[ranked[-1]]
+    trec.write_run(forged, swapped, "forged")
+    why, _, _ = rescore(str(forged), record, 2)
+    assert why and "the run holds 99 documents" in why, why
     index = next(iter(record["inputs"]["index"]))
     opened = faiss_index.read(index, 1)
     scaled = f"{index}-scaled-for-a-test"
@@ -151,7 +158,7 @@ def test_rescoring_a_dense_run_catches_a_forged_score_and_an_index_not_from_its_
         trec.write_run(forged, {qid: {doc: 1.5 * score for doc, score in docs.items()} for qid, docs in
                                 stored.items()}, "forged")
         inputs = {**record["inputs"], "index": {scaled: "0" * 64}}
-        why, _ = rescore(str(forged), {**record, "inputs": inputs}, 2)
+        why, _, _ = rescore(str(forged), {**record, "inputs": inputs}, 2)
         assert why and "encoding the document's text again" in why, why
     finally:
         copied.unlink()

@@ -118,7 +118,7 @@ def test_rescoring_re_derives_every_splade_and_reranker_run_and_catches_a_forged
     done = _audit(splade_workflow, RERANKERS, "--rescore", "1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     counted = re.search(r"rescored (\d+) of (\d+) runs made from trained weights", done.stdout)
-    assert counted and counted[1] == counted[2] and int(counted[1]) >= 4, done.stdout[-2000:]
+    assert counted and counted[1] == counted[2] and int(counted[1]) >= 3, done.stdout[-2000:]
     monkeypatch.chdir(splade_workflow)
     for run in ("results/sparse/runs/vaswani/vaswani/minilm/adapter/fold1-seed1.run",
                 "results/sparse/rerankers/runs/vaswani/vaswani/minilm_adapter/fold1-seed1.run"):
@@ -128,7 +128,7 @@ def test_rescoring_re_derives_every_splade_and_reranker_run_and_catches_a_forged
         trec.write_run(forged, {qid: {doc: score + (7.0 if rank == 0 else 0.0) for rank, (doc, score) in
                                       enumerate(sorted(docs.items(), key=lambda item: -item[1]))}
                                 for qid, docs in stored.items()}, "forged")
-        why, _ = rescore(str(forged), record, 2)
+        why, _, _ = rescore(str(forged), record, 2)
         assert why and "the run file says" in why, (run, why)
 
 

@@ -13,10 +13,10 @@ For every cell (or the ones asked for) the audit
      chain should hold (``peftir.pipeline.contract.PARAMS``, the functions the rules take them from) key by
      key, the runs the table should hold (seeds, folds, rows: ``peftir.pipeline.plan``) and the
      code version of each job (``peftir.provenance.code_version``), and names what no longer matches;
-  5. with ``rescore``, re-runs the stored weights of every Semi-Siamese reranking and every dense search on a few
-     of its queries and compares the scores with the run file (``peftir.app.rescore``): only this catches a forged
-     run whose hashes were all recomputed; the other runs made from trained weights (SPLADE, its rerankers,
-     CLIR) it cannot rescore yet, and says so: the audit then ends "incomplete" (exit 3), naming them;
+  5. with ``rescore``, re-derives a few queries of every run a model scored from its stored weights (Semi-Siamese
+     and SPLADE rerankings, dense and SPLADE searches, composed CLIR rerankers) and compares the scores with the
+     run file (``peftir.app.rescore``): only this catches a forged run whose hashes were all recomputed; a run it
+     cannot rescore, or only in part, it names, and the audit then ends "incomplete" (exit 3);
 and prints the chain commit → config → weights → run → metric → cell, then what each recomputing check covered
 ("330 metrics files recomputed with ir_measures", "rescored 30 of 30 runs made from trained weights"). The modular
 cross-lingual rerankers' tables and figure (``results/tables/modular-clir/``, ``results/figures/modular-clir/``) are
@@ -135,8 +135,8 @@ class Auditor:
 
     def sha256(self, path: str, record: dict) -> str:
         """The file's sha256 as ``record`` computed its digests (records written before directories were hashed
-        with lengths name no ``hashing`` and are read the old way)."""
-        key = (path, records.hashing_of(record))
+        with lengths name no ``hashing`` and are read the old way; a file's bytes hash alike either way)."""
+        key = (path, records.hashing_of(record) if Path(path).is_dir() else 0)
         if key not in self.hashes:
             self.hashes[key] = records.sha256(path, key[1])
         return self.hashes[key]
@@ -886,29 +886,34 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
     learned = learned_runs(auditor)
     counts = {check: len(items) for check, items in auditor.done.items()}
-    say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
-        f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs"
-        + "".join(f", {counts[check]} {check}" for check in (METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED, TESTS_RERUN,
-                                                               COMPANION_TESTS) if counts.get(check))
-        + (", params and code match the config and checkout" if check_config else
-           ", params and code not checked (--skip-config)")
-        + (f", rescored {counts.get(RESCORED, 0)} of {len(learned)} runs made from trained weights on {rescored} "
-           f"queries each" if rescored else
-           f"; not rescored: {len(learned)} runs made from trained weights (--rescore N checks that they come from "
-           f"them)" if learned else ""))
     exported = [path for path, made in auditor.verified.items() if made["rule"] == "download" and
                 path in made["outputs"].get("queries", {})]
     if exported:
         say(f"queries and qrels re-exported from ir_datasets and equal: {counts.get(REEXPORTED, 0)} of "
             f"{len(exported)} collection(s)" + "".join(f"; not re-exported: {why}"
                                                        for why in sorted(auditor.done.get(NOT_REEXPORTED, ()))))
+    say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
+        f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs"
+        + "".join(f", {counts[check]} {check}" for check in (METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED, TESTS_RERUN,
+                                                               COMPANION_TESTS) if counts.get(check))
+        + (", params and code match the config and checkout" if check_config else
+           ", params and code not checked (--skip-config)")
+        + (f", rescored {len(auditor.done.get(RESCORED, set()) & set(learned))} of {len(learned)} runs made from "
+           f"trained weights on {rescored} queries each" if rescored else
+           f"; not rescored: {len(learned)} runs made from trained weights (--rescore N checks that they come from "
+           f"them)" if learned else ""))
     for partly in sorted(auditor.done.get(PARTLY_RESCORED, ())):
         say(f"rescored in part: {partly}")
     if skipped:
         kinds = sorted({(artefact(p) or ("file",))[0] for p in skipped})
         say(f"not re-hashed: {len(skipped)} files the crate leaves out by design ({', '.join(kinds)}); their "
             f"records, and what was made from them, were checked")
-    unrescored = sorted(set(learned) - auditor.done.get(RESCORED, set()))
+    unrescored = sorted(set(learned) - auditor.done.get(RESCORED, set()) - {
+        partly.split(": ")[0] for partly in auditor.done.get(PARTLY_RESCORED, ())})
+    if rescored and auditor.done.get(PARTLY_RESCORED):
+        say(f"AUDIT INCOMPLETE: --rescore asked, but {len(auditor.done[PARTLY_RESCORED])} run(s) could be rescored "
+            f"only in part (named above)")
+        return INCOMPLETE
     if rescored and unrescored:
         by_rule: dict[str, int] = {}
         for path in unrescored:
@@ -931,6 +936,11 @@ def reexport_collections(auditor: Auditor) -> None:
         if made["rule"] != "download" or path not in made["outputs"].get("queries", {}):
             continue
         spec = made["params"]["export"]
+        exported_with, here = made["versions"].get("ir-datasets"), records.versions().get("ir-datasets")
+        if exported_with != here:
+            auditor.did(NOT_REEXPORTED, f"{spec['irds']} (exported with ir_datasets {exported_with}; this machine "
+                                        f"has {here}, whose export may differ)")
+            continue
         with tempfile.TemporaryDirectory(prefix="peftir-reexport-") as scratch:
             try:
                 again = reexport(spec, scratch)
@@ -944,43 +954,48 @@ def reexport_collections(auditor: Auditor) -> None:
             for name, fresh in again.items():
                 (exported, digest), = made["outputs"][name].items()
                 if records.sha256(fresh) != digest:
-                    auditor.fail(exported, f"not the {name} ir_datasets {made['versions'].get('ir-datasets', '')} "
-                                           f"exports for {spec['irds']} on this machine: edited since, or exported "
-                                           f"from another version of the collection")
+                    auditor.fail(exported, f"not the {name} ir_datasets {here} exports for {spec['irds']} on this "
+                                           f"machine: edited since, or exported from other files of the collection")
         auditor.did(REEXPORTED, path)
 
 
 def learned_runs(auditor: Auditor) -> list[str]:
-    """The run files of the audited chain that trained weights stand behind (a model file among their inputs, or
-    their inputs' inputs): what rescoring should cover. A BM25 run is not one."""
+    """The run files of the audited chain that a model scored: those of the rules rescoring covers, and any other
+    run whose job read trained weights (a model file among its inputs, or among the inputs of a non-run input such
+    as an index): what rescoring should cover. A BM25 run is not one, nor a run made only from other runs (mined
+    negatives: their runs are rescored)."""
     memo: dict[str, bool] = {}
 
-    def learned(path: str) -> bool:
+    def weighted(path: str) -> bool:
         if path not in memo:
             memo[path] = False
             record = auditor.verified.get(path)
             memo[path] = record is not None and any(
-                MODELS in f"/{source}" or learned(source) for files in record["inputs"].values() for source in files)
+                MODELS in f"/{source}" or (not source.endswith(".run") and weighted(source))
+                for files in record["inputs"].values() for source in files)
         return memo[path]
 
-    return sorted(path for path in auditor.verified if path.endswith(".run") and learned(path))
+    return sorted(path for path, made in auditor.verified.items() if path.endswith(".run") and
+                  (made["rule"] in RESCORED_RULES or weighted(path)))
 
 
 def rescore_runs(auditor: Auditor, queries: int) -> None:
     """Every run of the chain whose rule rescoring covers (``RESCORED_RULES``) re-derived from its weights on
     ``queries`` of its queries; the other runs made from weights are counted as not rescored (``audit`` names
-    them), and a part of a check that could not be made is counted and said."""
+    them), and a run rescored in part, or on no query, is counted and said."""
     auditor.cell = "(rescore)"
     for path, made in sorted(auditor.verified.items()):
         if not path.endswith(".run") or made["rule"] not in RESCORED_RULES:
             continue
         for source in (source for files in made["inputs"].values() for source in files):
             if source in auditor.left_out and not Path(source).exists():
-                auditor.fail(source, "rescoring needs the weights and the index, which the crate left out: make it "
-                                     "with `peftir crate --with-weights`")
-        why, unchecked = rescore(path, made, queries)
+                kind = (artefact(source) or ("file",))[0]
+                auditor.fail(source, f"rescoring needs this {kind.replace('_', ' ')}, which the crate left out "
+                                     f"({auditor.left_out[source]})")
+        why, unchecked, rescored = rescore(path, made, queries)
         if why:
             auditor.fail(path, f"not what its weights give: {why}")
-        auditor.did(RESCORED, path)
-        if unchecked:
-            auditor.did(PARTLY_RESCORED, f"{path}: {unchecked}")
+        if rescored:
+            auditor.did(RESCORED, path)
+        if unchecked or not rescored:
+            auditor.did(PARTLY_RESCORED, f"{path}: {unchecked or 'no query of the run could be rescored'}")

@@ -149,15 +149,15 @@ def git_output(checkout: Path, *args: str) -> bytes:
     return done.stdout
 
 
-def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path, overlays: frozenset[str] = frozenset()
+def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path, named: frozenset[str] = frozenset()
                    ) -> list[str]:
     """The workflow's files as they ran, written under ``into``; their paths. Every file tracked at ``commit``;
     for a result built from a checkout with uncommitted changes, the checkout's tracked files (staged new ones
     included) as they are now, which is the nearest to what ran (the records' code digests say exactly). Files
     git does not track are refused, not packed: a stray file (notes, a key, a scratch copy of a module) is not
-    part of the workflow, and one the workflow needs must be added (``git add``) so that it is part of it. The
-    run's config ``overlays`` (paths relative to the checkout) are not refused: the crate carries them as the
-    run's config files."""
+    part of the workflow, and one the workflow needs must be added (``git add``) so that it is part of it. Files
+    the run ``named`` (its config overlays, data files its jobs read, e.g. a Wikipedia text; paths relative to the
+    checkout) are not refused: the crate carries or describes them as the run's."""
     try:
         git_output(checkout, "cat-file", "-e", f"{commit}^{{commit}}")
     except CrateError:
@@ -165,7 +165,7 @@ def workflow_files(checkout: Path, commit: str, dirty: bool, into: Path, overlay
                          f"fetch it (git fetch) and run again") from None
     if dirty:
         untracked = [p for p in git_output(checkout, "ls-files", "-z", "--others", "--exclude-standard").decode()
-                     .split("\0") if p and p not in overlays]
+                     .split("\0") if p and p not in named]
         if untracked:
             shown = ", ".join(untracked[:5]) + (f" and {len(untracked) - 5} more" if len(untracked) > 5 else "")
             raise CrateError(f"{len(untracked)} untracked file(s) in the checkout {checkout}: {shown}. A crate of "
@@ -266,8 +266,10 @@ class CrateWriter:
         versions the jobs ran with."""
         git = self.table_record["git"]
         source = self.staging / "workflow"
-        overlays = frozenset(entry["path"] for entry in self.table_record["configfiles"] if entry["base"] != "absolute")
-        tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source, overlays)
+        named = frozenset(entry["path"] for entry in self.table_record["configfiles"] if entry["base"] != "absolute") | {
+            path for record in self.chain.jobs.values() for files in record["inputs"].values() for path in files
+            if not path.startswith(f"{RESULTS}/")}        # the run's overlays, and data files its jobs read
+        tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source, named)
         tools = {record["params"]["code"]["script"] for record in self.chain.jobs.values()}
         workflow = self.crate.add_workflow(
             str(source / "Snakefile"), "Snakefile", main=True, lang="snakemake",

@@ -8,10 +8,12 @@ the run's queries (a sample fixed by the run's path) with the same code the job 
 - a Semi-Siamese reranking (rule ``rerank``): the BM25 candidates of N of the fold's test queries scored
   again (``peftir.semi_siamese.rerank.score_test_fold``); every score must be the run file's;
 - a dense search (rules ``dense_search``, ``dense_search_untrained``, ``dense_search_target``): N queries
-  encoded again and searched in the stored index, and their top documents encoded again from their text
-  (``peftir.dense.rescore``); the documents above the run's last score and every score must be the run's;
-- a SPLADE search (rule ``splade_search``): the same, the queries quantised and searched in the stored impact
-  index with Anserini, the documents quantised again (``peftir.splade.rescore``);
+  encoded again; every document the run holds for them must have the run's score against its stored vector, the
+  stored index searched again must find nothing above the run's last score that the run lacks, and their top
+  documents encoded again from their text must give the same scores (``peftir.dense.rescore``);
+- a SPLADE search (rule ``splade_search``): the same, the queries quantised again, the search Anserini's on the
+  stored impact index, the documents' vectors quantised again and compared with the stored ones, within what
+  rounding can move (``peftir.splade.rescore``);
 - a SPLADE reranker's run (``splade_rerank``, Table 7) and a composed CLIR reranker's (``rerank_clir``): the
   sampled queries' candidates scored again by the stored reranker, or the same composition of the stored modules
   (``peftir.clir.rescore``); the documents and every score must be the run's.
@@ -43,16 +45,26 @@ def _close(a: float, b: float, tolerance: float) -> bool:
     return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
 
 
-def _same_scores(qid: str, rescored: dict[str, float], stored: dict[str, float], tolerance: float,
-                 what: str) -> str | None:
-    """Why the scores ``rescored`` (of documents the run holds) are not the run's ``stored`` ones, or None."""
+def _same_scores(qid: str, rescored: dict[str, float], stored: dict[str, float], tolerance: float, what: str,
+                 slack: dict[str, float] | None = None) -> str | None:
+    """Why the scores ``rescored`` (of documents the run holds) are not the run's ``stored`` ones, or None; a
+    document's ``slack`` is an absolute allowance beside the tolerance (SPLADE's rounding)."""
     for docid, score in sorted(rescored.items()):
-        if not _close(score, stored[docid], tolerance):
+        allowed = (slack or {}).get(docid, 0.0)
+        if abs(score - stored[docid]) > allowed and not _close(score, stored[docid], tolerance):
             return f"query {qid}, document {docid}: the run file says {stored[docid]!r}, {what} give {score!r}"
     return None
 
 
-Outcome = tuple[str | None, str | None]     # why the run is not what its weights give; what could not be checked
+Outcome = tuple[str | None, str | None, int]   # why the run is not its weights'; what was not checked; queries
+
+
+def _tolerance(found: Rescored) -> tuple[float, str | None]:
+    """The tolerance for the run's scores: float sums' where the run was scored in the precision used here, bf16's
+    where it was not, or where its ir_metadata does not say (a run written before it did: said)."""
+    if found.ran is None:
+        return ACROSS_PRECISIONS, "the run's ir_metadata does not say its precision: compared within bf16's rounding"
+    return (TOLERANCE if found.ran == found.used else ACROSS_PRECISIONS), None
 
 
 def _reranking(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
@@ -62,15 +74,58 @@ def _reranking(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str,
     def check(run_path: str, record: dict, queries: int) -> Outcome:
         stored = read_run(run_path)
         found = rescored(run_path, record, queries)
-        tolerance = TOLERANCE if found.asked == found.used else ACROSS_PRECISIONS
+        tolerance, unsaid = _tolerance(found)
         for qid, docs in sorted(found.searched.items()):
             if set(docs) != set(stored.get(qid, {})):
-                return f"query {qid}: the weights rank other documents than the run file holds", None
+                return f"query {qid}: the weights rank other documents than the run file holds", None, 0
             why = _same_scores(qid, docs, stored[qid], tolerance,
-                               f"its weights ({found.used} here; the run: {found.asked})")
+                               f"its weights ({found.used} here; the run: {found.ran or 'unsaid'})")
             if why:
-                return why, None
-        return None, None
+                return why, None, 0
+        return None, unsaid, len(found.searched)
+
+    return check
+
+
+def _first_stage(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
+    """A first-stage run's rescoring (dense, SPLADE): for each sampled query, every document the run holds must
+    have the run's score from its stored vector; the index searched again must find nothing above the run's last
+    score that the run lacks (exact search), nor more documents than the run holds at its depth; and the top
+    documents encoded again must give the stored vectors' scores (or vectors)."""
+
+    def check(run_path: str, record: dict, queries: int) -> Outcome:
+        stored = read_run(run_path)
+        found = rescored(run_path, record, queries)
+        tolerance, unsaid = _tolerance(found)
+        weights = next(iter(record["inputs"].get("model", {})), "the backbone as it comes")
+        for qid, hits in sorted(found.searched.items()):
+            run, exact = stored[qid], found.exact.get(qid, {})
+            missing = sorted(set(run) - set(exact))
+            if missing:
+                return f"query {qid}: the run holds document {missing[0]}, which the index does not", None, 0
+            why = _same_scores(qid, exact, run, tolerance, f"its stored vector and the query encoded by the weights "
+                               f"{weights} ({found.used} here; the run: {found.ran or 'unsaid'})", found.slack.get(qid))
+            if why:
+                return why, None, 0
+            if found.exact_search:
+                last = min(run.values())
+                for docid, score in hits.items():     # at the depth's boundary, near-ties may fall either way
+                    if docid not in run and score > last and not _close(score, last, tolerance):
+                        return (f"query {qid}: the weights {weights} find document {docid} ({score!r}) above the "
+                                f"run's last score ({last!r}), and the run file lacks it"), None, 0
+                if len(run) < len(hits):
+                    return (f"query {qid}: the run holds {len(run)} documents, the index searched again at the "
+                            f"run's depth {len(hits)}"), None, 0
+            why = _same_scores(qid, found.encoded.get(qid, {}), run, tolerance,
+                               f"the weights {weights} encoding the document's text again ({found.used} here)")
+            if why:
+                return why, None, 0
+        if found.vectors_differ:
+            return f"the index's vectors are not what the weights {weights} give: {found.vectors_differ}", None, 0
+        notes = [note for note in (unsaid, found.not_encoded) if note]
+        if not found.exact_search:
+            notes.append("an approximate (HNSW) index: what a search finds is not required to be the run's")
+        return None, "; ".join(notes) or None, len(found.searched)
 
     return check
 
@@ -88,34 +143,7 @@ def _semi_siamese(run_path: str, record: dict, queries: int) -> Rescored:
         wildcards["fold"], int(wildcards["seed"]), wildcards["ranker"], params["backbone"], params["ranker"],
         params["method"], params["training"], params["rerank"], params["execution"], 1, inputs["weights"],
         sample=lambda test: picker.sample(sorted(test), min(queries, len(test))))
-    return Rescored(rescored, asked=metadata["method"]["execution"]["precision"], used=used["precision"])
-
-
-def _first_stage(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
-    """A first-stage run's rescoring (dense, SPLADE): the sampled queries searched again must give every document
-    above the run's last score with its score, and the top documents encoded again their scores."""
-
-    def check(run_path: str, record: dict, queries: int) -> Outcome:
-        stored = read_run(run_path)
-        found = rescored(run_path, record, queries)
-        tolerance = TOLERANCE if found.asked == found.used else ACROSS_PRECISIONS
-        weights = next(iter(record["inputs"].get("model", {})), "the backbone as it comes")
-        for qid, hits in sorted(found.searched.items()):
-            run = stored[qid]
-            last = min(run.values())
-            for docid, score in hits.items():     # at the depth's boundary, near-ties may fall either way
-                if docid not in run and score > last and not _close(score, last, tolerance):
-                    return (f"query {qid}: the weights {weights} find document {docid} ({score!r}) above the run's "
-                            f"last score ({last!r}), and the run file lacks it"), None
-            why = _same_scores(qid, {doc: score for doc, score in hits.items() if doc in run}, run, tolerance,
-                               f"the weights {weights} searching the index ({found.used} here; asked: {found.asked})")
-            why = why or _same_scores(qid, found.encoded.get(qid, {}), run, tolerance,
-                                      f"the weights {weights} encoding the document's text again ({found.used} here)")
-            if why:
-                return why, None
-        return None, found.not_encoded
-
-    return check
+    return Rescored(rescored, ran=metadata["method"]["execution"]["precision"], used=used["precision"])
 
 
 def _dense(run_path: str, record: dict, queries: int) -> Rescored:
@@ -153,5 +181,6 @@ RESCORED_RULES: dict[str, Callable[[str, dict, int], Outcome]] = {
 def rescore(run_path: str, record: dict, queries: int) -> Outcome:
     """Why the run file ``run_path`` (made by ``record``) is not what its weights give on ``queries`` sampled
     queries (None when every score agrees within ``TOLERANCE``, ``ACROSS_PRECISIONS`` when the run was scored in
-    another precision than the one here), and what part of the check could not be made here (None: all of it)."""
+    another precision than the one here), what part of the check could not be made here (None: all of it), and
+    how many queries were rescored (0: none could be)."""
     return RESCORED_RULES[record["rule"]](run_path, record, queries)

@@ -481,7 +481,8 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
     are read in turn, the first units held out."""
     if not 0 <= heldout_fraction < 1:
         raise ActionableError(f"{language} corpus: heldout_fraction must be in [0, 1), got {heldout_fraction}")
-    check_pinned(packages.values(), pins)
+    check_pinned({packages[part["package"]] for part in parts if part.get("kind") != TEXT
+                  and part.get("package") in packages}, pins)        # text parts are local files, not packages
     buckets, key = bucket_count(parts, packages), hashlib.sha256(str(seed).encode()).digest()[:16]
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".buckets-", dir=Path(output).parent) as temporary:

@@ -161,8 +161,9 @@ def rerank_clir(backbone: str, system: dict, ranking_module: str, language_modul
                 run: str, metadata: str) -> None:
     """The ``rerank_clir`` rule: one system's run on one language pair's test queries (``composed_scores``), where
     ``execution`` says, with its ir_metadata."""
-    results, _ = composed_scores(backbone, system, ranking_module, language_modules, pair, queries, docs, prerank,
-                                 folds, settings, execution, threads)
+    results, placed = composed_scores(backbone, system, ranking_module, language_modules, pair, queries, docs,
+                                      prerank, folds, settings, execution, threads)
     trec.write_run(run, results, tag=system["name"])
-    write_ir_metadata(metadata, ir_metadata(system["name"], {"reranker": system, **settings},
+    write_ir_metadata(metadata, ir_metadata(system["name"], {"reranker": system, **settings,
+                                                             "execution": placed.used()},
                                             {"name": f"modular-clir/{pair}"}))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..retrieval.rescored import Rescored, sample_queries
+from ..retrieval.rescored import Rescored, precision_of, precision_ran, sample_queries
 from ..data import trec
 from .contract import composed_languages, pair_languages
 from .reranker import composed_scores
@@ -29,5 +29,4 @@ def rescore_clir_run(run_path: str, record: dict, queries: int) -> Rescored:
         inputs["queries"][0], inputs["docs"][0], inputs["prerank"][0], inputs["folds"][0], settings,
         params["execution"], 1, sample=lambda test: sample_queries(run_path, stored, {q: topics[q] for q in test
                                                                                       if q in topics}, queries))
-    return Rescored(scores, asked=params["execution"]["precision"],
-                    used="bf16" if execution.autocast is not None else "fp32")
+    return Rescored(scores, ran=precision_ran(record), used=precision_of(execution))

@@ -89,6 +89,7 @@ def search_queries(spec: dict, search: dict, index: str, queries: str, threads: 
     if search["index"] != "flat":
         facts["recall_against_exact"] = faiss_index.mean_overlap(shares)
     write_ir_metadata(metadata, ir_metadata(tag, {"retrieval": "dense, full corpus (faiss)", "retriever": spec,
-                                                  "search": {**search, **facts}, **about},
+                                                  "search": {**search, **facts}, "execution": model.execution.used(),
+                                                  **about},
                                             {"name": about["dataset"], "queries": "every query of the dataset"}))
     return {**facts, "ms_per_query": round(1000 * seconds / max(1, len(qids)), 3)}

@@ -4,23 +4,47 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
 class Rescored:
-    """For a sample of a run's queries: their search in the stored index again (``searched``: each query's documents
-    and scores, best first), and the scores of each query's top documents encoded again from their text
-    (``encoded``), which show that the index's vectors come from the same weights; the precision the job asked for
-    and the one used here; why no document was encoded again, where that could not be done."""
+    """For a sample of a run's queries: their search in the stored index again, or their candidates reranked again
+    (``searched``: each query's documents and scores); for a first-stage run, the score of every document the run
+    holds for them from the stored vectors (``exact``), and the scores of their top documents encoded again from
+    their text (``encoded``, or for SPLADE a comparison of the vectors, ``vectors_differ``), which show that the
+    index's vectors come from the same weights; the precision the job scored in and the one used here; why no
+    document was encoded again, where that could not be done."""
 
     searched: dict[str, dict[str, float]]
+    exact: dict[str, dict[str, float]] = field(default_factory=dict)    # every run document's, from stored vectors
+    slack: dict[str, dict[str, float]] = field(default_factory=dict)    # an allowance beside the tolerance
+    exact_search: bool = True         # False for an approximate (HNSW) index: what it finds may differ
     encoded: dict[str, dict[str, float]] = field(default_factory=dict)
-    asked: str = "fp32"
+    vectors_differ: str | None = None  # why a re-encoded document's vector is not the stored one
+    ran: str | None = None            # the precision the job scored in, from its run's ir_metadata (None: unsaid)
     used: str = "fp32"
     not_encoded: str | None = None
 
 
 RE_ENCODED = 10       # of each sampled query's documents, the top ones encoded again from their text
+
+
+def precision_ran(record: dict) -> str | None:
+    """The precision the job that wrote a run scored in: its ir_metadata's ``method.execution`` (what ``bf16``
+    became where it ran: fp32 on a CPU); None for a run written before that was recorded."""
+    import yaml
+
+    metadata = next(iter(record["outputs"].get("metadata", {})), None)
+    if metadata is None or not Path(metadata).is_file():
+        return None
+    method = (yaml.safe_load(Path(metadata).read_text()) or {}).get("method") or {}
+    return (method.get("execution") or {}).get("precision")
+
+
+def precision_of(execution) -> str:
+    """The precision an ``Execution`` scores in here."""
+    return "bf16" if execution.autocast is not None else "fp32"
 
 
 def sample_queries(run_path: str, stored: dict[str, dict[str, float]], topics: dict[str, str], queries: int

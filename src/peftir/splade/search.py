@@ -125,7 +125,8 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
              "mean_query_pieces": counts["pieces"] / len(qids)}
     write_json(flops, {"r_flops": facts["r_flops"], "documents": documents, "per_query": per_query})
     write_ir_metadata(metadata, ir_metadata(tag, {"retrieval": "SPLADE, impact index (Anserini -impact -pretokenized)",
-                                                  **facts, **about}, {"name": about.get("target", about["dataset"])}))
+                                                  **facts, "execution": encoder.execution.used(), **about},
+                                            {"name": about.get("target", about["dataset"])}))
     return {**facts, "encoding_and_search_seconds": round(seconds, 2)}
 
 

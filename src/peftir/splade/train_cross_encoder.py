@@ -127,6 +127,7 @@ def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first
     trec.write_run(run, reranked_queries(model, collection, first_stage, qids, settings, counts), tag)
     facts = {**counts, "depth": settings["depth"], "seconds": round(time.monotonic() - started, 1)}
     write_ir_metadata(metadata, ir_metadata(tag, {"reranking": "cross-encoder over the first stage's top documents",
-                                                  "first_stage": first_stage, **facts, **about},
+                                                  "first_stage": first_stage, **facts,
+                                                  "execution": model.execution.used(), **about},
                                             {"name": about["target"]}))
     return facts
