@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -936,7 +937,9 @@ def reexport_collections(auditor: Auditor) -> None:
         if made["rule"] != "download" or path not in made["outputs"].get("queries", {}):
             continue
         spec = made["params"]["export"]
-        exported_with, here = made["versions"].get("ir-datasets"), records.versions().get("ir-datasets")
+        exported_with = {re.sub(r"[-_.]+", "-", name).lower(): version         # older records: import names
+                         for name, version in made["versions"].items()}.get("ir-datasets")
+        here = records.versions().get("ir-datasets")
         if exported_with != here:
             auditor.did(NOT_REEXPORTED, f"{spec['irds']} (exported with ir_datasets {exported_with}; this machine "
                                         f"has {here}, whose export may differ)")
