@@ -887,12 +887,11 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
     skipped = sorted(path for path in auditor.left_out if not Path(path).exists())
     learned = learned_runs(auditor)
     counts = {check: len(items) for check, items in auditor.done.items()}
-    exported = [path for path, made in auditor.verified.items() if made["rule"] == "download" and
-                path in made["outputs"].get("queries", {})]
+    exported = counts.get(REEXPORTED, 0) + counts.get(NOT_REEXPORTED, 0)
     if exported:
-        say(f"queries and qrels re-exported from ir_datasets and equal: {counts.get(REEXPORTED, 0)} of "
-            f"{len(exported)} collection(s)" + "".join(f"; not re-exported: {why}"
-                                                       for why in sorted(auditor.done.get(NOT_REEXPORTED, ()))))
+        say(f"queries and qrels re-exported from ir_datasets and equal: {counts.get(REEXPORTED, 0)} of {exported} "
+            f"collection(s)" + "".join(f"; not re-exported: {why}" for why in sorted(auditor.done.get(NOT_REEXPORTED,
+                                                                                                       ()))))
     say(f"audit passed: {len(numbers)} {REPORTS[kind]}(s), "
         f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs"
         + "".join(f", {counts[check]} {check}" for check in (METRICS_RECOMPUTED, GEOMETRY_RECOMPUTED, TESTS_RERUN,

@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import math
 import random
-from pathlib import Path
 from typing import Callable
 
-import yaml
-
 from ..data.trec import read_run
-from ..retrieval.rescored import Rescored
+from ..retrieval.rescored import Rescored, precision_ran
 
 # Scores are recomputed in other batches than the job's (fewer queries, so other padding): float32
 # sums agree to about 1e-6 relative; a changed score, or one from other weights, differs far more.
@@ -136,14 +133,13 @@ def _semi_siamese(run_path: str, record: dict, queries: int) -> Rescored:
 
     inputs = {name: next(iter(files)) for name, files in record["inputs"].items()}
     params, wildcards = record["params"], record["wildcards"]
-    metadata = yaml.safe_load(Path(next(iter(record["outputs"]["metadata"]))).read_text())
     picker = random.Random(run_path)
     rescored, used = score_test_fold(
         Collection.of(inputs), inputs["candidates"],
         wildcards["fold"], int(wildcards["seed"]), wildcards["ranker"], params["backbone"], params["ranker"],
         params["method"], params["training"], params["rerank"], params["execution"], 1, inputs["weights"],
         sample=lambda test: picker.sample(sorted(test), min(queries, len(test))))
-    return Rescored(rescored, ran=metadata["method"]["execution"]["precision"], used=used["precision"])
+    return Rescored(rescored, ran=precision_ran(record), used=used["precision"])
 
 
 def _dense(run_path: str, record: dict, queries: int) -> Rescored:

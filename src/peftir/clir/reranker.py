@@ -15,7 +15,6 @@ does not change the order) and put first; the rest of the pre-ranking follows un
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable
 
@@ -31,6 +30,7 @@ from . import modular
 from .sparse_fine_tuning import SparseFineTuning
 from .language_module import SFTM_FILE
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
+from ..retrieval.rescored import texts_of
 from .ranking_module import FULL_MODEL_FILE
 from .contract import CLIR_FOLD
 
@@ -109,17 +109,6 @@ def reranked(head: dict[str, float], prerank: dict[str, float]) -> dict[str, flo
     return {**head, **{doc: floor - position for position, doc in enumerate(rest)}}
 
 
-def documents(path: str, ids: set[str]) -> dict[str, str]:
-    """The texts of the documents ``ids`` from a JSON-lines collection, read in one pass."""
-    found = {}
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            doc = json.loads(line)
-            if doc["id"] in ids:
-                found[doc["id"]] = doc["contents"]
-    return found
-
-
 def composed_scores(backbone: str, system: dict, ranking_module: str, language_modules: list[str], pair: str,
                     queries: str, docs: str, prerank: str, folds: str, settings: dict, execution: Spec, threads: int,
                     sample: Callable[[list[str]], list[str]] | None = None
@@ -142,7 +131,7 @@ def composed_scores(backbone: str, system: dict, ranking_module: str, language_m
     topics = trec.read_topics(queries, set(qids))
     candidates = trec.read_run(prerank, set(qids))
     tops = {qid: [doc for doc, _ in trec.ranked(candidates.get(qid, {}))][:settings["depth"]] for qid in topics}
-    texts = documents(docs, {doc for top in tops.values() for doc in top})
+    texts = texts_of(docs, {doc for top in tops.values() for doc in top})
     rows = reranker.execution.rows_per_pass("rerank", settings["batch_size"], settings["depth"],
                                             Encoder.of(reranker.model.config, reranker.model),
                                             Shape(settings["max_len"], False))

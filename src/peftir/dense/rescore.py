@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from ..data import trec
-from ..provenance.records import read_record
 from ..retrieval import faiss_index
 from ..retrieval.dense_retriever import PASSAGE, QUERY, encode_all
-from ..retrieval.rescored import Rescored, precision_of, precision_ran, sample_queries, texts_of, top_documents
+from ..retrieval.rescored import Rescored, precision_of, precision_ran, sample_queries, top_texts
 from .search import retriever
 
 
@@ -52,12 +51,10 @@ def rescore_dense_run(run_path: str, record: dict, queries: int) -> Rescored:
                      exact={qid: {doc: float(vector @ held[doc]) for doc in stored[qid] if doc in held}
                             for qid, vector in zip(sample, vectors)},
                      ran=precision_ran(record), used=precision_of(model.execution))
-    docs = next(iter(read_record(inputs["index"])["inputs"]["docs"]))
-    if not Path(docs).is_file():
-        found.not_encoded = f"the documents {docs} the index was encoded from are not here"
+    read = top_texts(found, inputs["index"], stored, sample)
+    if read is None:
         return found
-    tops = top_documents(stored, sample)
-    texts = texts_of(docs, {doc for top in tops.values() for doc in top})
+    tops, texts = read
     wanted = sorted(texts)
     passages = dict(zip(wanted, encode_all(model, [texts[doc] for doc in wanted], PASSAGE, search["batch_size"])))
     found.encoded = {qid: {doc: float(vector @ passages[doc]) for doc in tops[qid] if doc in passages}

@@ -59,6 +59,20 @@ def top_documents(stored: dict[str, dict[str, float]], sample: list[str]) -> dic
     return {qid: sorted(stored[qid], key=lambda doc: -stored[qid][doc])[:RE_ENCODED] for qid in sample}
 
 
+def top_texts(found: Rescored, index: str, stored: dict[str, dict[str, float]], sample: list[str]
+              ) -> tuple[dict[str, list[str]], dict[str, str]] | None:
+    """Each sampled query's top documents and their texts, read from the collection the index was encoded from
+    (its job's ``docs`` input); None, with ``found.not_encoded`` saying why, where that collection is not here."""
+    from ..provenance.records import read_record
+
+    docs = next(iter(read_record(index)["inputs"]["docs"]))
+    if not Path(docs).is_file():
+        found.not_encoded = f"the documents {docs} the index was encoded from are not here"
+        return None
+    tops = top_documents(stored, sample)
+    return tops, texts_of(docs, {doc for top in tops.values() for doc in top})
+
+
 def texts_of(docs: str, ids: set[str]) -> dict[str, str]:
     """The texts of ``ids`` in the collection ``docs`` (``docs.jsonl``), read a window at a time until all are
     found."""

@@ -23,9 +23,8 @@ import torch
 from ..data import trec
 from ..evaluation.metrics import evaluated_queries
 from ..models.inputs import Collection
-from ..provenance.records import read_record
 from ..retrieval import anserini
-from ..retrieval.rescored import Rescored, precision_of, precision_ran, sample_queries, texts_of, top_documents
+from ..retrieval.rescored import Rescored, precision_of, precision_ran, sample_queries, top_texts
 from . import impact
 from .encoder import DOCUMENT, QUERY, Splade
 from .search import LUCENE, VECTORS, trained_encoder
@@ -95,12 +94,10 @@ def rescore_splade_run(run_path: str, record: dict, queries: int) -> Rescored:
         found.exact[qid] = {doc: float(sum(weight * held[doc].get(piece, 0) for piece, weight in query.items()))
                             for doc in stored[qid] if doc in held}
         found.slack[qid] = {doc: float(sum(held[doc].get(piece, 0) for piece in doubt)) for doc in found.exact[qid]}
-    docs = next(iter(read_record(inputs["index"])["inputs"]["docs"]))
-    if not Path(docs).is_file():
-        found.not_encoded = f"the documents {docs} the index was encoded from are not here"
+    read = top_texts(found, inputs["index"], stored, sample)
+    if read is None:
         return found
-    tops = top_documents(stored, sample)
-    texts = texts_of(docs, {doc for top in tops.values() for doc in top})
+    texts = read[1]
     wanted = sorted(doc for doc in texts if doc in held)
     for doc, (vector, doubt) in zip(wanted, quantised_with_doubt(encoder, [texts[doc] for doc in wanted], DOCUMENT,
                                                                   factor)):
