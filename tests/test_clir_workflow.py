@@ -117,6 +117,10 @@ def test_the_audit_passes_and_fails_on_an_edited_run(clir_workflow):
         done = _audit(clir_workflow, report)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert "audit passed" in done.stdout
+        # the rankers' training collection re-exported; the one a CLIR job built from its packages named as not
+        assert re.search(r"re-exported from ir_datasets and equal: 1 of 2 collection\(s\); not re-exported: "
+                         r"results/modular-clir/collection/\w+/queries\.tsv, .* \(made by rule clir_collection",
+                         done.stdout), done.stdout[-3000:]
     run = clir_workflow / "results/modular-clir/runs/en-de/bm25/ra_doc/adapter-rf16-seed1.run"
     with tampered(run, lambda data: re.sub(rb"^(\S+ Q0 \S+ 1 )", rb"\g<1>9", data, count=1)):
         failed = _audit(clir_workflow, TABLE)

@@ -11,6 +11,7 @@ from peftir.pipeline.config import load_config
 
 from test_clir_config import _overlay, one_line_error
 from peftir.dense import plan as dense_plan
+from peftir.contract.backbones import hub_pin
 
 REPO = Path(__file__).resolve().parents[1]
 CONDENSER = REPO / "config" / "paper-condenser.yaml"
@@ -29,11 +30,11 @@ def _planned(tmp_path: Path, configfiles: list[Path], target: str) -> dict[str, 
 
 def test_the_paper_overlays_validate(irds_home):
     condenser = load_config(REPO, [CONDENSER])
-    assert condenser["pretraining"]["backbone"]["name"] == "bert-base-uncased"
+    assert hub_pin(condenser["pretraining"]["backbone"]["name"])[0] == "bert-base-uncased"      # pinned
     assert condenser["pretraining"]["settings"]["skip_from"] == 6
     assert condenser["dense_retrieval"]["tables"]["dptdr"] is None        # the default's other table dropped
     dptdr = load_config(REPO, [DPTDR])
-    assert dptdr["pretraining"]["backbone"]["name"] == "roberta-large"
+    assert hub_pin(dptdr["pretraining"]["backbone"]["name"])[0] == "roberta-large"
     assert dptdr["dense_retrieval"]["methods"]["dpt"] == {"kind": "dpt", "lr": 7.0e-3, "length": 128,
                                                           "reparametrise": False, "mlp_hidden": 512, "dropout": 0.1}
     assert dptdr["dense_retrieval"]["train"]["passages"] == 30 and dptdr["dense_retrieval"]["mining"]["depth"] == 200
@@ -73,8 +74,8 @@ def test_condensers_ict_rows_pretrain_their_own_ict_at_lee_et_als_batch(irds_hom
 def test_dptdrs_table6_pretrains_prompts_on_bert_base_and_its_retriever_reads_them(irds_home):
     config = load_config(REPO, [DPTDR])
     spec = PARAMS["pretraining"](config, {"pretrained": "rip-prompts"})
-    assert (spec["backbone"], spec["fitted_head"], spec["prompts"]) == ("bert-base-uncased", False,
-                                                                        {"length": 32, "dropout": 0.1})
+    assert (hub_pin(spec["backbone"])[0], spec["fitted_head"], spec["prompts"]) == ("bert-base-uncased", False,
+                                                                                    {"length": 32, "dropout": 0.1})
     assert "prompts" not in PARAMS["pretraining"](config, {"pretrained": "rip"})        # RIP's params as they were
     assert dense_plan.pretrain_input(config, {"pretrained": "rip-prompts"}) == \
         {"docs": "results/data/msmarco-passage/corpus/docs.jsonl"}     # the hub's BERT-base, not RoBERTa-large

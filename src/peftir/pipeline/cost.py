@@ -99,10 +99,11 @@ def architecture(name: str) -> Architecture:
     import torch
     from transformers import AutoConfig, AutoModel, BertConfig, DistilBertConfig, RobertaConfig
 
-    from ..contract.backbones import config_file
+    from ..contract.backbones import config_file, hub_pin
 
-    if name in HUB:
-        family, overrides = HUB[name]
+    repo = (hub_pin(name) or (name,))[0]     # a pinned hub name is sized as its repository
+    if repo in HUB:
+        family, overrides = HUB[repo]
         config = {"bert": BertConfig, "distilbert": DistilBertConfig, "roberta": RobertaConfig}[family](**overrides)
     elif name in BUILT:
         config = BUILT[name][0](name)

@@ -25,6 +25,7 @@ from typing import Iterator
 
 from ..errors import ActionableError
 from ..files import atomic_write
+from ..contract.backbones import hub_commits
 from ..contract.paths import RESULTS
 
 RECORDS = Path(RESULTS) / "provenance"
@@ -241,6 +242,7 @@ def job_record(rule: str, wildcards: dict, params: dict, inputs: dict, outputs: 
         "git": git_state(checkout),
         "configfiles": [config_file(path, checkout) for path in configfiles],   # in the order Snakemake merged them
         "versions": versions(),
+        "hub": hub_commits(),          # the hub backbones the job read, each with the commit it read
         "seeds": seeds(wildcards, params),
         "host": socket.gethostname(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..contract.backbones import resolve
 from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
 
@@ -19,10 +20,11 @@ if TYPE_CHECKING:
 
 
 def sentence_encoder(path: str, execution: Execution, config_kwargs: dict | None = None) -> SentenceTransformer:
-    """The sentence-transformers model at ``path`` (a name, a directory), placed by ``execution``."""
+    """The sentence-transformers model at ``path`` (a name, pinned or not, or a directory), placed by
+    ``execution``."""
     from sentence_transformers import SentenceTransformer
 
-    return execution.place(SentenceTransformer(path, device="cpu", config_kwargs=config_kwargs))
+    return execution.place(SentenceTransformer(resolve(path), device="cpu", config_kwargs=config_kwargs))
 
 
 @torch.inference_mode()

@@ -18,14 +18,13 @@ from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..retrieval.sentence_encoder import embed, sentence_encoder
 from ..models.inputs import Collection
-from ..contract.backbones import resolve
 from .rerank import GROUP_PAIRS, progress, query_groups
 
 
 def encoder(backbone: dict, execution: Execution):
     """The backbone as a sentence-transformers model, with its lowest ``layers`` layers, placed by ``execution``."""
     layers = {"num_hidden_layers": backbone["layers"]} if backbone["layers"] else None
-    return sentence_encoder(resolve(backbone["name"]), execution, layers)
+    return sentence_encoder(backbone["name"], execution, layers)
 
 
 @torch.inference_mode()

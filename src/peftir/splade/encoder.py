@@ -27,6 +27,7 @@ from adapters import AdapterSetup, DoubleSeqBnConfig, Stack
 from torch import Tensor, nn
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
+from ..contract.backbones import resolve
 from ..execution.seam import CPU
 
 QUERY, DOCUMENT = "query", "document"
@@ -71,8 +72,9 @@ class Splade(nn.Module):
 
 
 def masked_lm(path: str, layers: int | None = None) -> tuple[PreTrainedModel, object]:
-    """A checkpoint with its MLM head (``AutoModelForMaskedLM``: BERT, DistilBERT, RoBERTa), its lowest
-    ``layers`` layers when given, and its tokenizer."""
+    """A checkpoint (a directory or a hub name, pinned or not) with its MLM head (``AutoModelForMaskedLM``: BERT,
+    DistilBERT, RoBERTa), its lowest ``layers`` layers when given, and its tokenizer."""
+    path = resolve(path)
     config = AutoConfig.from_pretrained(path)
     if layers:
         setattr(config, "n_layers" if config.model_type == "distilbert" else "num_hidden_layers", layers)

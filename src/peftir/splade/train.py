@@ -29,19 +29,17 @@ from ..execution.passes import Encoder, Shape
 from ..execution.seam import CPU, Execution
 from ..models.learned import learned_state
 from ..models.inputs import Collection
-from ..contract.backbones import resolve
 from .encoder import DOCUMENT, QUERY, Splade, masked_lm, offset_logits, parameter_counts, with_method
 from .losses import splade_loss
 from ..training.passage_groups import NegativePools, PassageGroups
 from ..training.validated import load_kept, save_trained, train_validated
 
 
-
 def build_splade(backbone: str, layers: int | None, method: dict, settings: dict,
                  execution: Execution = CPU) -> Splade:
     """The untrained SPLADE encoder of ``method`` on the backbone (a masked LM: its MLM head is SPLADE's, its
     logits offset by ``settings['logit_offset']``), placed by the job's ``execution``."""
-    model, tokenizer = masked_lm(resolve(backbone), layers)
+    model, tokenizer = masked_lm(backbone, layers)
     offset_logits(model, settings["logit_offset"])
     return execution.place(with_method(model, tokenizer, method,
                                        {QUERY: settings["q_max_len"], DOCUMENT: settings["d_max_len"]}))

@@ -25,6 +25,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from transformers import AutoTokenizer, BertForMaskedLM
 
+from ..contract.backbones import resolve
 from ..data.text_units import TextUnits
 from ..execution.seam import CPU, Execution, Spec
 from ..files import scratch_directory, write_json
@@ -90,8 +91,8 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
     placement = Execution.of(execution, threads)
     torch.manual_seed(seed)
     started = time.monotonic()
-    model = placement.place(BertForMaskedLM.from_pretrained(backbone_dir).eval())
-    tokenizer = AutoTokenizer.from_pretrained(backbone_dir)
+    model = placement.place(BertForMaskedLM.from_pretrained(resolve(backbone_dir)).eval())
+    tokenizer = AutoTokenizer.from_pretrained(resolve(backbone_dir))
     trainable = freeze_all_but_head(model)
     with scratch_directory(output_dir) as scratch:
         units = {"train": TextUnits(train_texts), "heldout": TextUnits(heldout_texts)}
