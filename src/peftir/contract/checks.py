@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..data.export import DEFAULT_TEXT
-from .backbones import EMBEDDED, embedded_problem, hub_pin
+from .backbones import EMBEDDED, embedded_problem, hub_pin, looks_local
 from .measures import GEOMETRY_METRICS, measure
 from .paths import MLM_HEAD_RUN, pretrained_run
 
@@ -27,7 +27,7 @@ def check_backbone_name(config: dict, name: str, key: str, embedded: tuple[str, 
     problem = embedded_problem(name, embedded)
     if problem:
         raise ConfigError(f"config key {key} = {name!r}: {problem}")
-    if "@" in name and hub_pin(name) is None:
+    if "@" in name and not looks_local(name) and hub_pin(name) is None:      # a directory may hold an @
         raise ConfigError(f"config key {key} = {name!r}: a hub backbone is pinned as <repository>@<commit>, the "
                           f"commit's 40 hex digits (a branch or tag moves, a short hash may grow ambiguous)")
     run = pretrained_run(name)
