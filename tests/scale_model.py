@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from peftir.contract.backbones import hub_pin
+from peftir.contract.backbones import hub_repository
 
 REPO = Path(__file__).resolve().parents[1]
 STEP_FACTOR = 150_000      # 300k SPLADE updates → 2, 625k ranking-module updates → 5; at least MINIMUM
@@ -194,7 +194,7 @@ def _backbones(config: dict, directory: Path) -> dict:
     def tiny(name: str) -> str | None:
         if not isinstance(name, str) or name.startswith(("embedded:", "pretrained:", "/")):
             return None
-        repo = (hub_pin(name) or (name,))[0]       # a pinned hub name stands for its repository
+        repo = hub_repository(name)[0]       # a pinned hub name stands for its repository
         if repo not in FAMILIES:
             raise KeyError(f"{repo}: not a family the scale models know (tests/scale_model.py, FAMILIES)")
         return str(tiny_backbone(repo, directory / repo.replace("/", "--")))

@@ -63,6 +63,11 @@ def hub_pin(name: str) -> tuple[str, str] | None:
     return (found["repo"], found["commit"]) if found else None
 
 
+def hub_repository(name: str) -> tuple[str, str | None]:
+    """The repository a hub name reads and the commit it is pinned to (None: unpinned, ``main``)."""
+    return hub_pin(name) or (name, None)
+
+
 def resolve(name: str) -> str:
     """Path that ``from_pretrained`` reads for a backbone name: the embedded model's directory; for
     ``pretrained:<run>`` the run's checkpoint; for a hub name its snapshot in the Hugging Face cache (a pinned
@@ -75,7 +80,7 @@ def resolve(name: str) -> str:
         return f"{PRETRAINED_DIR}/{run}"
     if not is_hub_name(name):
         return name
-    repo, commit = hub_pin(name) or (name, None)
+    repo, commit = hub_repository(name)
     path = hub_snapshot(repo, commit)
     _LOADED[repo] = Path(path).name        # the snapshot's folder is named by its commit
     return path
@@ -150,7 +155,7 @@ def config_file(name: str) -> Path | None:
         return path / "config.json" if (path / "config.json").is_file() else None
     from huggingface_hub import try_to_load_from_cache
 
-    repo, revision = hub_pin(name) or (name, None)
+    repo, revision = hub_repository(name)
     cached = try_to_load_from_cache(repo, "config.json", revision=revision)
     return Path(cached) if isinstance(cached, str) else None
 

@@ -99,9 +99,9 @@ def architecture(name: str) -> Architecture:
     import torch
     from transformers import AutoConfig, AutoModel, BertConfig, DistilBertConfig, RobertaConfig
 
-    from ..contract.backbones import config_file, hub_pin
+    from ..contract.backbones import config_file, hub_repository
 
-    repo = (hub_pin(name) or (name,))[0]     # a pinned hub name is sized as its repository
+    repo = hub_repository(name)[0]     # a pinned hub name is sized as its repository
     if repo in HUB:
         family, overrides = HUB[repo]
         config = {"bert": BertConfig, "distilbert": DistilBertConfig, "roberta": RobertaConfig}[family](**overrides)

@@ -91,8 +91,9 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
     placement = Execution.of(execution, threads)
     torch.manual_seed(seed)
     started = time.monotonic()
-    model = placement.place(BertForMaskedLM.from_pretrained(resolve(backbone_dir)).eval())
-    tokenizer = AutoTokenizer.from_pretrained(resolve(backbone_dir))
+    backbone_dir = resolve(backbone_dir)         # a hub name resolved once: each resolve asks the hub
+    model = placement.place(BertForMaskedLM.from_pretrained(backbone_dir).eval())
+    tokenizer = AutoTokenizer.from_pretrained(backbone_dir)
     trainable = freeze_all_but_head(model)
     with scratch_directory(output_dir) as scratch:
         units = {"train": TextUnits(train_texts), "heldout": TextUnits(heldout_texts)}
