@@ -40,6 +40,14 @@ def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
     assert condenser_plan["pretrain"].gpu and not condenser_plan["dense_table"].gpu
 
 
+def test_a_gpu_rule_no_system_prices_is_said_to_cost_nothing(condenser_plan):
+    """Attention entropy runs a backbone over documents on a GPU, and no cost function is registered for it."""
+    entropy = condenser_plan["attention_entropy"]
+    assert entropy.gpu and entropy.gpu_hours == 0
+    assert "no system registers a cost function for this GPU rule: priced at 0 GPU-hours" in entropy.notes
+    assert not any("no system registers" in note for note in condenser_plan["pretrain"].notes)
+
+
 def test_gpu_hours_follow_the_tokens_a_job_trains(condenser_plan):
     """Three pretraining runs of 34,400 steps × 2,048 texts on BERT-base with its MLM head: 6·N FLOPs a trained
     token; Condenser's blocks are 128 tokens, coCondenser's texts two spans of 34 each, which the gradient cache runs

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peftir.systems import registered
+
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "<!-- rules-table -->"
 
@@ -106,8 +108,8 @@ def parse_rules_file(path: Path, repo: Path = REPO) -> list[Rule]:
 
 
 def rules_files(repo: Path = REPO) -> list[Path]:
-    """The Snakefile's included rules files in the order it includes them, then any other ``workflow/rules/*.smk``,
-    then the Snakefile itself (its target rules)."""
+    """The Snakefile's included rules files in the order it includes them, the registered systems' in theirs, then any
+    other ``workflow/rules/*.smk``, then the Snakefile itself (its target rules)."""
     snakefile = repo / "Snakefile"
     ordered: list[Path] = []
     if snakefile.is_file():
@@ -117,6 +119,10 @@ def rules_files(repo: Path = REPO) -> list[Path]:
                     candidate = (repo / value).resolve()
                     if candidate.is_file() and candidate not in ordered:
                         ordered.append(candidate)
+    for system in registered():
+        candidate = Path(system.rules_file(repo)).resolve()
+        if candidate.is_file() and candidate not in ordered:
+            ordered.append(candidate)
     ordered += [path.resolve() for path in sorted((repo / "workflow" / "rules").glob("*.smk"))
                 if path.resolve() not in ordered]
     if snakefile.is_file():

@@ -3,6 +3,17 @@
 # fitted → language modules by MLM, one per language × kind → ranking modules on the English relevance data, one
 # per kind × reduction factor × seed) and, at test time, each system composed from its modules reranking a pair's
 # pre-ranking → MAP on the test queries → Tables 1-3 and Figure 2.
+from peftir.clir import plan as clir_plan
+from peftir.clir.contract import CLIR_RUN, pair_languages
+
+
+# The package download needs the internet, which compute nodes often lack; evaluations, tables and figures are cheap.
+localrules:
+    debian_package,
+    evaluate_clir,
+    evaluate_clir_prerank,
+    clir_table,
+    clir_figure,
 
 
 # A package is fetched from its URL and checked against its sha256 (run where the network is).

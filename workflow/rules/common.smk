@@ -1,24 +1,17 @@
 # The configuration, its validation and the helpers rules share. What they compute lives in the
 # package: peftir.pipeline.contract (artefact paths, wildcards and what each job gets from the config, the core's
-# and each system's joined) and each system's plan (peftir.<system>.plan: which files a job reads).
+# and each registered system's joined) and each system's plan, which its rules file imports.
 import os
 
-from peftir.clir import plan as clir_plan
-from peftir.clir.contract import CLIR_RUN, pair_languages
 from peftir.contract import inputs
-from peftir.dense import plan as dense_plan
-from peftir.dense.contract import RETRIEVER, UNTRAINED
 from peftir.pipeline.contract import BUNDLES, PARAMS, PATHS
 from peftir.pipeline.contract import wildcard_constraints as contract_constraints
-from peftir.semi_siamese import plan as semi_siamese_plan
-from peftir.semi_siamese.contract import FIRST_STAGE, RUN
-from peftir.splade import plan as splade_plan
-from peftir.splade.contract import RERANKED, RERANKER, SPLADE, SPLADE_TARGET
 from peftir.provenance.code_version import code_version
 from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV, workflow_file
 from peftir.pipeline import plan, warm
 from peftir.pipeline.config import ConfigError, validate
 from peftir.pipeline.landing_page import LandingPage
+from peftir.systems import in_run
 
 # Jobs record the workflow's checkout and the run's config files (peftir.provenance.records).
 CONFIGFILES = [os.path.abspath(path) for path in workflow.config_settings.configfiles]
@@ -31,14 +24,14 @@ SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 os.environ[WORKFLOW_ENV] = workflow.basedir
 os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)
 
-DATASETS = semi_siamese_plan.datasets(config)
-TABLES = semi_siamese_plan.reports(config, "tables")
-FIGURES = semi_siamese_plan.reports(config, "figures")
-CLIR_TABLES = clir_plan.clir_reports(config, "tables")
-CLIR_FIGURES = clir_plan.clir_reports(config, "figures")
-DENSE_TABLES = [tuple(name.split("/")) for name in dense_plan.dense_report_names(config)]
-SPLADE_TABLES = splade_plan.splade_report_names(config)
-config["_report"] = LandingPage(workflow.basedir, CONFIGFILES or ["config.yaml"], TABLES, config)
+SYSTEMS = in_run(config)  # the registered systems this config has (peftir.systems): their rules files are included
+REPORTS = plan.report_files(config)
+config["_report"] = LandingPage(
+    workflow.basedir,
+    CONFIGFILES or ["config.yaml"],
+    {name: path for name, path in REPORTS.items() if path.endswith(".tex")},
+    config,
+)
 
 
 wildcard_constraints:

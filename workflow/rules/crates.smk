@@ -2,6 +2,10 @@
 # Zenodo, which `peftir audit --crate` verifies in a checkout at its commit.
 
 
+localrules:
+    crate,
+
+
 rule crate:
     input:
         report=lambda wc: plan.report_file(config, wc.report),

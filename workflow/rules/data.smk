@@ -1,6 +1,13 @@
 # Datasets: export from ir_datasets, then the query folds.
 
 
+# The export needs the internet, which compute nodes often lack; folds and triples are cheap.
+localrules:
+    download,
+    folds,
+    triples,
+
+
 rule download:
     input:
         lambda wc: plan.licensed_source(config, wc),

@@ -5,6 +5,17 @@
 # negatives mined from BM25 and the first-round retriever. Figures: Condenser's Figure 2, the [CLS] attention
 # entropy per layer of each backbone as it comes and fine-tuned (results/figures/condenser/). The tables are
 # retrieval_tables.smk's dense_table.
+from peftir.dense import plan as dense_plan
+from peftir.dense.contract import RETRIEVER, UNTRAINED
+
+
+localrules:
+    all_dense_tables,
+    evaluate_dense,
+    evaluate_dense_untrained,
+    evaluate_dense_bm25,
+    dense_table,
+    dense_figure,
 
 
 if config.get("pretraining"):
@@ -343,3 +354,8 @@ if config.get("dense_retrieval"):
             "../../envs/peftir.yaml"
         script:
             "../scripts/dense_figure.py"
+
+
+rule all_dense_tables:
+    input:
+        list(dense_plan.report_files(config).values()),

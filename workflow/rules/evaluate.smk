@@ -3,6 +3,11 @@
 # `use rule evaluate as evaluate_<system>` variant with its own run, output, log and `evaluation` param (the
 # params of peftir.pipeline.contract.PARAMS it uses, by name): evaluate_reference (semi_siamese.smk), evaluate_dense*
 # (dense.smk), evaluate_clir* (clir.smk), evaluate_splade* (splade.smk).
+from peftir.semi_siamese.contract import RUN
+
+
+localrules:
+    evaluate,
 
 
 rule evaluate:

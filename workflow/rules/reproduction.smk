@@ -4,6 +4,12 @@
 # table's family). Both read the table's JSON twin, never its runs again.
 
 
+localrules:
+    scorecard,
+    significance,
+    report_page,
+
+
 rule scorecard:
     input:
         unpack(lambda wc: plan.scorecard_input(config, wc.report)),

@@ -1,6 +1,7 @@
 # Retrieval tables (peftir.reports.retrieval_tables), shared by the systems that search a collection: the dense
 # retrieval papers' (results/tables/dptdr/, results/tables/condenser/) and, as its variant splade_table (splade.smk),
 # the Adapters-SPLADE paper's (results/tables/splade-adapters/).
+from peftir.dense import plan as dense_plan
 
 
 rule dense_table:

@@ -2,6 +2,14 @@
 # dataset × ranker × method × fold × seed, then the test fold reranked with the kept weights → evaluated (with the
 # reference rows: BM25, the untrained backbone) → Tables 3-7 (mean over folds and seeds, one-tailed t-tests vs
 # full fine-tuning) and Figure 4.
+from peftir.semi_siamese import plan as semi_siamese_plan
+from peftir.semi_siamese.contract import FIRST_STAGE
+
+
+localrules:
+    evaluate_reference,
+    table,
+    figure,
 
 
 rule train:

@@ -1,6 +1,16 @@
 # SPLADE with adapters (Pal et al.): one training job per dataset × backbone × method × fold × seed → each
 # collection it searches (its own; TREC DL's, BEIR's zero-shot) encoded once into an Anserini impact index →
 # every query searched, its FLOPS measured → the test queries evaluated, R-FLOPS among the metrics → the tables.
+from peftir.splade import plan as splade_plan
+from peftir.splade.contract import RERANKED, RERANKER, SPLADE, SPLADE_TARGET
+
+
+localrules:
+    all_splade_tables,
+    evaluate_splade,
+    evaluate_splade_bm25,
+    evaluate_splade_reranked,
+    splade_table,
 
 
 # MarginMSE's teacher (Table 2): a cross-encoder's scores file, downloaded once and checked against its pin ...
@@ -198,3 +208,8 @@ use rule dense_table as splade_table with:
     threads: threads_of("splade_table")
     resources:
         **resources_of("splade_table"),
+
+
+rule all_splade_tables:
+    input:
+        expand(PATHS.splade_table_tex, table=splade_plan.splade_report_names(config)),

@@ -1,6 +1,6 @@
 """The ``peftir`` command: ``peftir audit results/tables/table5.tex``, ``peftir audit --crate table5.crate.zip``,
-``peftir crate results/tables/table5.tex -o results/crates/table5.crate.zip``, ``peftir plan config/paper-dptdr.yaml
-all_dense_tables``."""
+``peftir crate results/tables/table5.tex -o results/crates/table5.crate.zip``, ``peftir plan config/paper.yaml
+all_tables``."""
 from __future__ import annotations
 
 import argparse
@@ -35,10 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--checkout", type=Path,
                        help="the workflow checkout to check against (default: the one peftir is installed from)")
     audit.add_argument("--rescore", type=int, default=0, metavar="N",
-                       help="also re-run every Semi-Siamese run's stored weights on N of its test queries (a fixed "
-                            "sample) and compare the scores with the run file: catches a run not computed from its "
-                            "weights even when every hash was recomputed (CPU; seconds per run); other runs made "
-                            "from trained weights are named as not rescored (exit 3)")
+                       help="also re-derive every run a system can rescore (a reranking, a first stage's search) from "
+                            "its stored weights on N of its queries (a fixed sample) and compare the scores with the "
+                            "run file: catches a run not computed from its weights even when every hash was "
+                            "recomputed (CPU; seconds per run); other runs made from trained weights are named as "
+                            "not rescored (exit 3)")
     audit.add_argument("--expect", metavar="SHA256",
                        help="with --crate: the crate's sha256 as published (Zenodo, WorkflowHub); refused if it "
                             "differs")
@@ -80,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
                     "largest GPU memory a job needs (analytic) and the host memory the config asks for, with the "
                     "source of each rate (benchmarks/calibration.json: measured on a GPU, analytic, or a paper's "
                     "reported time).")
-    cost.add_argument("configs", nargs="*", type=Path, metavar="CONFIG", help="overlays, e.g. config/paper-dptdr.yaml")
-    cost.add_argument("target", help="a rule (all_dense_tables) or a file (results/tables/table5.tex)")
+    cost.add_argument("configs", nargs="*", type=Path, metavar="CONFIG", help="overlays, e.g. config/paper.yaml")
+    cost.add_argument("target", help="a rule (all_tables) or a file (results/tables/table5.tex)")
     cost.add_argument("--checkout", type=Path, help="the workflow checkout (default: the one peftir is installed from)")
     cost.add_argument("--calibration", type=Path, help="a calibration table (default: benchmarks/calibration.json)")
     return parser

@@ -41,6 +41,7 @@ from pathlib import Path, PurePosixPath
 from ..contract.paths import RESULTS
 from ..pipeline.contract import artefact
 from ..provenance import records
+from ..systems import CrateKinds, registered
 
 CRATE_VERSION = "1.1"           # the Workflow Run Crate profiles 0.5 are defined on RO-Crate 1.1
 PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
@@ -49,18 +50,15 @@ PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
             "Workflow RO-Crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
 SNAKEMAKE = "https://snakemake.github.io"
 LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
-WEIGHTS = ("weights", "first_stage_weights", "clir_backbone", "clir_mlm_backbone", "language_module",
-           "ranking_module", "pretraining_mlm_backbone", "pretrained", "retriever_model", "splade_model",
-           "reranker_model")
-# a corpus's vectors (faiss; SPLADE's impact index): as large as weights, made from them
-DENSE_INDEXES = ("dense_index", "untrained_index", "splade_index")
-COLLECTION = ("docs", "docs_lookup", "index", "clir_package", "clir_corpus", "clir_heldout", "clir_docs",
-              "clir_index", "clir_dense_index", "splade_teacher_scores")
-STEP_ORDER = ("download", "folds", "triples", "index", "bm25", "zero_shot", "train_first_stage", "train",
-              "rerank", "evaluate_reference", "evaluate", "table", "figure",
-              "debian_package", "language_corpus", "clir_collection", "clir_index", "clir_dense_index",
-              "multilingual_backbone", "mlm_head", "mlm_language_adapter", "ranking_adapter", "prerank_clir",
-              "rerank_clir", "evaluate_clir_prerank", "evaluate_clir", "clir_table", "clir_figure")
+# The core's artefact kinds and rules, then each registered system's (``System.crate``), in the systems' order.
+CORE = CrateKinds(collection=("docs", "docs_lookup", "index"), licensed=("export",),
+                  steps=("download", "export_answers", "folds", "triples", "index", "bm25"))
+KINDS = (CORE, *(system.crate for system in registered()))
+WEIGHTS = tuple(kind for kinds in KINDS for kind in kinds.weights)
+VECTORS = tuple(kind for kinds in KINDS for kind in kinds.vectors)
+COLLECTION = tuple(kind for kinds in KINDS for kind in kinds.collection)
+LICENSED = tuple(param for kinds in KINDS for param in kinds.licensed)
+STEP_ORDER = tuple(rule for kinds in KINDS for rule in kinds.steps)
 MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "application/x-tex",
          ".csv": "text/csv", ".pdf": "application/pdf", ".png": "image/png", ".yaml": "application/yaml",
          ".tsv": "text/tab-separated-values", ".txt": "text/plain", ".run": "text/plain", ".md": "text/markdown",
@@ -105,14 +103,12 @@ def chain_of(report: str) -> Chain:
 
 
 def _licensed(record: dict) -> tuple[str, str] | None:
-    """The licensed collection a job read (its name and licence), from its params: a dataset's ``export``
-    (ir_datasets) or the CLIR ``clir_collection`` (local files or ir_datasets)."""
-    export = record["params"].get("export") or {}
-    if export.get("licence"):
-        return export["irds"], export["licence"]
-    collection = record["params"].get("clir_collection") or {}
-    if collection.get("licence"):
-        return collection.get("irds") or collection.get("path") or collection["source"], collection["licence"]
+    """The licensed collection a job read (its name and licence), from its params (``LICENSED``: a dataset's
+    ``export`` from ir_datasets, a system's own collection from local files or ir_datasets)."""
+    for param in LICENSED:
+        collection = record["params"].get(param) or {}
+        if collection.get("licence"):
+            return collection.get("irds") or collection.get("path") or collection["source"], collection["licence"]
     return None
 
 
@@ -121,8 +117,8 @@ def left_out(path: str, record: dict, with_weights: bool, collections: bool) -> 
     kind = (artefact(path) or ("",))[0]
     if kind in WEIGHTS and not with_weights:
         return "model weights: referenced by hash; `peftir crate --with-weights` includes them"
-    if kind in DENSE_INDEXES and not with_weights:
-        return ("a corpus's vectors (faiss, or SPLADE's impact index), made from the retriever's weights: "
+    if kind in VECTORS and not with_weights:
+        return ("a corpus's vectors (a faiss or impact index), made from the retriever's weights: "
                 "referenced by hash; `peftir crate --with-weights` includes them")
     if kind in COLLECTION:
         licensed = _licensed(record)
@@ -299,8 +295,8 @@ class CrateWriter:
 
     def steps(self, workflow: object) -> dict[str, tuple[object, object]]:
         """Per rule of the chain, its HowToStep and its tool (the rule's script), in the DAG's order."""
-        rules = sorted({record["rule"] for record in self.chain.jobs.values()},
-                       key=lambda rule: STEP_ORDER.index(rule) if rule in STEP_ORDER else len(STEP_ORDER))
+        rules = sorted({record["rule"] for record in self.chain.jobs.values()},       # a rule no system orders last
+                       key=lambda rule: (STEP_ORDER.index(rule) if rule in STEP_ORDER else len(STEP_ORDER), rule))
         made = {}
         for position, rule in enumerate(rules):
             script = next(record["params"]["code"]["script"] for record in self.chain.jobs.values()
@@ -459,8 +455,9 @@ class Unpacked:
 @dataclass(frozen=True)
 class Limits:
     """What a crate may unpack to: entries and bytes (as its zip declares them; Python's zipfile never writes more
-    than an entry declares). The defaults hold a paper's crate with its weights (Semi-Siamese Table 5 at paper scale:
-    330 runs, about 26 GB of fully fine-tuned weights); ``peftir audit --max-entries/--max-bytes`` raise them."""
+    than an entry declares). The defaults hold a paper's crate with its weights (Table 5 of the rerankers' paper at
+    paper scale: 330 runs, about 26 GB of fully fine-tuned weights); ``peftir audit --max-entries/--max-bytes`` raise
+    them."""
 
     entries: int = 1_000_000
     bytes: int = 64 * 2**30

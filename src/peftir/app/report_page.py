@@ -13,7 +13,7 @@ from ..reports.scorecard import EMBEDDED
 
 
 def _report(path: str, folder: str, suffix: str) -> str:
-    """A table's or figure's crate name from its file: ``results/tables/dptdr/table3.json`` → ``dptdr/table3``."""
+    """A table's or figure's crate name from its file: ``results/tables/<paper>/table3.json`` → ``<paper>/table3``."""
     return path.removeprefix(f"results/{folder}/").removesuffix(suffix)
 
 

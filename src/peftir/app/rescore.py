@@ -5,30 +5,26 @@ was ever computed from the weights its record names (a forged run with every has
 passes them). Rescoring loads the kept weights with the settings the job recorded and recomputes N of
 the run's queries (a sample fixed by the run's path) with the same code the job ran:
 
-- a Semi-Siamese reranking (rule ``rerank``): the BM25 candidates of N of the fold's test queries scored
-  again (``peftir.semi_siamese.rerank.score_test_fold``); every score must be the run file's;
-- a dense search (rules ``dense_search``, ``dense_search_untrained``, ``dense_search_target``): N queries
-  encoded again; every document the run holds for them must have the run's score against its stored vector, the
-  stored index searched again must find nothing above the run's last score that the run lacks, and their top
-  documents encoded again from their text must give the same scores (``peftir.dense.rescore``);
-- a SPLADE search (rule ``splade_search``): the same, the queries quantised again, the search Anserini's on the
-  stored impact index, the documents' vectors quantised again and compared with the stored ones, within what
-  rounding can move (``peftir.splade.rescore``);
-- a SPLADE reranker's run (``splade_rerank``, Table 7) and a composed CLIR reranker's (``rerank_clir``): the
-  sampled queries' candidates scored again by the stored reranker, or the same composition of the stored modules
-  (``peftir.clir.rescore``); the documents and every score must be the run's.
+- a reranking: each sampled query's candidates scored again by the stored reranker (or the same composition of
+  its stored modules); the documents and every score must be the run's;
+- a first stage's search: N queries encoded again; every document the run holds for them must have the run's score
+  against its stored vector, the stored index searched again must find nothing above the run's last score that the
+  run lacks, and their top documents encoded again from their text must give the same scores (or vectors, within
+  what rounding can move).
 
+Each system registers the rules whose runs it can re-derive, which of the two checks each gets and the function
+that scores again (``peftir.systems.System.rescorers``: its rescore module, imported only when a run is rescored).
 ``RESCORED_RULES`` names the rules it covers; ``peftir audit`` names every other run made from weights as not
 rescored.
 """
 from __future__ import annotations
 
 import math
-import random
 from typing import Callable
 
 from ..data.trec import read_run
-from ..retrieval.rescored import Rescored, precision_ran
+from ..retrieval.rescored import Rescored
+from ..systems import load, registered
 
 # Scores are recomputed in other batches than the job's (fewer queries, so other padding): float32
 # sums agree to about 1e-6 relative; a changed score, or one from other weights, differs far more.
@@ -45,7 +41,7 @@ def _close(a: float, b: float, tolerance: float) -> bool:
 def _same_scores(qid: str, rescored: dict[str, float], stored: dict[str, float], tolerance: float, what: str,
                  slack: dict[str, float] | None = None) -> str | None:
     """Why the scores ``rescored`` (of documents the run holds) are not the run's ``stored`` ones, or None; a
-    document's ``slack`` is an absolute allowance beside the tolerance (SPLADE's rounding)."""
+    document's ``slack`` is an absolute allowance beside the tolerance (an impact index's rounding)."""
     for docid, score in sorted(rescored.items()):
         allowed = (slack or {}).get(docid, 0.0)
         if abs(score - stored[docid]) > allowed and not _close(score, stored[docid], tolerance):
@@ -85,7 +81,7 @@ def _reranking(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str,
 
 
 def _first_stage(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[str, dict, int], Outcome]:
-    """A first-stage run's rescoring (dense, SPLADE): for each sampled query, every document the run holds must
+    """A first-stage run's rescoring: for each sampled query, every document the run holds must
     have the run's score from its stored vector; the index searched again must find nothing above the run's last
     score that the run lacks (exact search), nor more documents than the run holds at its depth; and the top
     documents encoded again must give the stored vectors' scores (or vectors)."""
@@ -127,51 +123,17 @@ def _first_stage(rescored: Callable[[str, dict, int], Rescored]) -> Callable[[st
     return check
 
 
-def _semi_siamese(run_path: str, record: dict, queries: int) -> Rescored:
-    from ..models.inputs import Collection
-    from ..semi_siamese.rerank import score_test_fold
-
-    inputs = {name: next(iter(files)) for name, files in record["inputs"].items()}
-    params, wildcards = record["params"], record["wildcards"]
-    picker = random.Random(run_path)
-    rescored, used = score_test_fold(
-        Collection.of(inputs), inputs["candidates"],
-        wildcards["fold"], int(wildcards["seed"]), wildcards["ranker"], params["backbone"], params["ranker"],
-        params["method"], params["training"], params["rerank"], params["execution"], 1, inputs["weights"],
-        sample=lambda test: picker.sample(sorted(test), min(queries, len(test))))
-    return Rescored(rescored, ran=precision_ran(record), used=used["precision"])
+def _scorer(target: str) -> Callable[[str, dict, int], Rescored]:
+    """A system's function that scores again (``module:function``), imported when first called: the modules that
+    load weights are heavy, and most audits rescore nothing."""
+    return lambda run_path, record, queries: load(target)(run_path, record, queries)
 
 
-def _dense(run_path: str, record: dict, queries: int) -> Rescored:
-    from ..dense.rescore import rescore_dense_run
-
-    return rescore_dense_run(run_path, record, queries)
-
-
-def _splade(run_path: str, record: dict, queries: int) -> Rescored:
-    from ..splade.rescore import rescore_splade_run
-
-    return rescore_splade_run(run_path, record, queries)
-
-
-def _splade_reranker(run_path: str, record: dict, queries: int) -> Rescored:
-    from ..splade.rescore import rescore_splade_reranking
-
-    return rescore_splade_reranking(run_path, record, queries)
-
-
-def _clir(run_path: str, record: dict, queries: int) -> Rescored:
-    from ..clir.rescore import rescore_clir_run
-
-    return rescore_clir_run(run_path, record, queries)
-
-
-# the rules whose runs rescoring re-derives, each with how
+CHECKS = {"reranking": _reranking, "first_stage": _first_stage}
+# the rules whose runs rescoring re-derives, each with how (each registered system's ``rescorers``)
 RESCORED_RULES: dict[str, Callable[[str, dict, int], Outcome]] = {
-    "rerank": _reranking(_semi_siamese), "dense_search": _first_stage(_dense),
-    "dense_search_untrained": _first_stage(_dense), "dense_search_target": _first_stage(_dense),
-    "splade_search": _first_stage(_splade), "splade_rerank": _reranking(_splade_reranker),
-    "rerank_clir": _reranking(_clir)}
+    rule: CHECKS[check](_scorer(target))
+    for system in registered() for rule, (check, target) in system.rescorers.items()}
 
 
 def rescore(run_path: str, record: dict, queries: int) -> Outcome:

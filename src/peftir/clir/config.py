@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..contract.checks import ConfigError, known, text_fields
+from ..contract.backbones import EMBEDDED, EMBEDDED_MULTILINGUAL
+from ..contract.checks import ConfigError, check_backbone_name, known, text_fields
 from ..contract.measures import measure
 from ..data.folds import read_folds, rotation
 from ..data.trec import MalformedFileError
@@ -16,7 +17,15 @@ from .translations import query_lines, read_translations, untranslated
 
 def check_modular_clir(config: dict) -> None:
     """What the modular CLIR section names exists in it: packages, languages, the ranking dataset, labels; each
-    corpus part has what its kind reads; an ir_datasets collection's ids and fields exist (offline registry)."""
+    corpus part has what its kind reads; an ir_datasets collection's ids and fields exist (offline registry); its
+    backbone and dense pre-ranker are models it can load (the embedded multilingual one among them)."""
+    _check_sections(config)
+    for key, name in (("modular_clir.backbone.name", config["modular_clir"]["backbone"]["name"]),
+                      ("modular_clir.prerank.dense.model", config["modular_clir"]["prerank"]["dense"]["model"])):
+        check_backbone_name(config, name, key, (EMBEDDED, EMBEDDED_MULTILINGUAL))
+
+
+def _check_sections(config: dict) -> None:
     clir, key = config["modular_clir"], "modular_clir"
     languages, packages = clir["languages"], clir["packages"]
 

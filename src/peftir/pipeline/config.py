@@ -3,12 +3,12 @@
 jsonschema's own errors are long and name schema paths; users need one line naming the config key,
 its value and what it may be. The schema admits no unknown key anywhere and, unlike JSON Schema's
 own "integer", no float where an integer is meant (``2.0`` epochs is a typo, not a count). What the
-schema cannot express is checked next: each system's section by its own checker (``peftir.<system>.config``:
-what it names exists), the backbone and the datasets every system shares here (the ir_datasets ids and fields a
-dataset names, the folds file), and last the relations between keys (``peftir.pipeline.relations``: lengths that
-fit in one another, depths within the rankings they read, schedules within their runs), of the collections some job
-of the config reads (``peftir.pipeline.plan.built_datasets``): their sizes come from ir_datasets' metadata, which a
-collection defined and not used does not have read.
+schema cannot express is checked next: the datasets every system shares here (the ir_datasets ids and fields a
+dataset names, the folds file), then each section a registered system owns by its own checker (``peftir.systems``:
+its ``checks``; what the section names exists), and last the relations between keys (``peftir.pipeline.relations``:
+lengths that fit in one another, depths within the rankings they read, schedules within their runs), of the
+collections some job of the config reads (``peftir.pipeline.plan.built_datasets``): their sizes come from
+ir_datasets' metadata, which a collection defined and not used does not have read.
 """
 from __future__ import annotations
 
@@ -17,14 +17,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from ..clir.config import check_modular_clir
-from ..contract import backbones as pretrained
-from ..contract.backbones import EMBEDDED, EMBEDDED_MULTILINGUAL
-from ..contract.checks import ConfigError, check_backbone_name, text_fields
-from ..contract.paths import pretrained_run
-from ..dense.config import check_dense_retrieval, check_pretraining
-from ..semi_siamese.config import check_experiment
-from ..splade.config import check_sparse_retrieval
+from ..contract.checks import ConfigError, text_fields
+from ..systems import registered
 from . import relations
 from .plan import built_datasets
 
@@ -96,29 +90,19 @@ def validate(config: dict, schema_path: str | Path, checkout: str | Path | None 
                     key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:
         raise _schema_error(errors[0])
-    check_experiment(config)
-    _check_backbone(config["backbone"])
     for name, spec in config["datasets"].items():
         _check_dataset(name, spec)
-    if config.get("modular_clir"):
-        check_modular_clir(config)
-        clir_models = (EMBEDDED, EMBEDDED_MULTILINGUAL)
-        check_backbone_name(config, config["modular_clir"]["backbone"]["name"], "modular_clir.backbone.name",
-                            clir_models)
-        check_backbone_name(config, config["modular_clir"]["prerank"]["dense"]["model"],
-                            "modular_clir.prerank.dense.model", clir_models)
-    check_backbone_name(config, config["backbone"]["name"], "backbone.name")
-    for section, check in (("pretraining", check_pretraining), ("dense_retrieval", check_dense_retrieval),
-                           ("sparse_retrieval", check_sparse_retrieval)):
-        if config.get(section):
-            check(config)
+    for system in registered():
+        for section, check in system.checks:
+            if config.get(section):
+                check(config)
     _check_reproduction(config, checkout)
     relations.check(config, built_datasets(config))     # sizes read of the collections some job reads
 
 
 def _check_stacking(config: dict, checkout: Path, configfiles: list[str]) -> None:
-    """Each file ``stacks_on`` names was given: an overlay meant to go on top of another (NeuCLIR's on the modular CLIR
-    paper's) is otherwise refused by whatever of the other's it lacks, a message that does not say why."""
+    """Each file ``stacks_on`` names was given: an overlay meant to go on top of another (one collection's on its
+    paper's configuration) is otherwise refused by whatever of the other's it lacks, a message that does not say why."""
     given = {Path(path).resolve() for path in configfiles}
     for index, needed in enumerate(config.get("stacks_on") or []):
         if (checkout / needed).resolve() not in given:
@@ -157,16 +141,6 @@ def _check_reproduction(config: dict, checkout: Path) -> None:
         for key, path in [("qrels", given["qrels"]), *((f"rows.{row}", run) for row, run in given["rows"].items())]:
             if not Path(path).is_file():
                 raise ConfigError(f"config key reproduction.original_runs.{report}.{key} = {path!r}: no such file")
-
-
-def _check_backbone(backbone: dict) -> None:
-    """A local backbone must exist (its depth bounds ``layers``: ``peftir.pipeline.relations``)."""
-    name = backbone["name"]
-    if pretrained_run(name):
-        return                  # made by a pretraining run (its name checked by ``check_backbone_name``)
-    if pretrained.looks_local(name) and not Path(name).expanduser().is_dir():
-        raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
-                          f"a Hugging Face hub name or {pretrained.EMBEDDED})")
 
 
 def _check_dataset(name: str, spec: dict) -> None:

@@ -1,26 +1,23 @@
 """The whole contract the workflow plans from: the core's shared artefacts, wildcards and params joined with each
-system's (``peftir.<system>.contract``). A rule names its paths (``PATHS.<kind>``) and the params concerns it
-needs (``PARAMS``); the audit recomputes a record's params with the same functions."""
+registered system's (``peftir.systems``: its ``contract``). A rule names its paths (``PATHS.<kind>``) and the params
+concerns it needs (``PARAMS``); the audit recomputes a record's params with the same functions."""
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Mapping
 
-from ..clir import contract as clir
 from ..contract import params as core
 from ..contract.paths import CorePaths
 from ..contract.params import ParamFunction
 from ..contract.wildcards import REPORT_KEY, WILDCARDS, Artefacts
-from ..dense import contract as dense
-from ..semi_siamese import contract as semi_siamese
-from ..splade import contract as splade
+from ..systems import registered
 
-SYSTEMS = (semi_siamese, clir, dense, splade)
+SYSTEMS = tuple(system.contract for system in registered())     # in the systems' order: a path matches the first
 # Params that bundle several concerns' params by name: those of a rule whose `use rule` variants use other concerns
 # (Snakemake's `with: params:` replaces a param by its name and keeps the base rule's others, so each variant replaces
 # its one bundle: `evaluate`'s `evaluation`, `dense_table`'s `retrieval_table`). Records keep the concerns themselves.
 BUNDLES = ("evaluation", "retrieval_table")
-PAPERS = (clir.CLIR_PAPER, *dense.DENSE_PAPERS, splade.SPARSE_PAPER)     # their folders under results/tables/
+PAPERS = tuple(paper for system in registered() for paper in system.papers)     # their folders under results/tables/
 
 
 def wildcard_constraints() -> dict[str, str]:

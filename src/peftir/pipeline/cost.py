@@ -1,17 +1,19 @@
 """What a configuration's jobs will cost before a GPU-hour is spent: jobs per rule, GPU-hours and memory per job.
 
 ``peftir plan CONFIG… TARGET`` asks Snakemake for the jobs the target needs (a dry run: every job and its
-wildcards), takes each job's settings from the same functions the rules use (``peftir.pipeline.contract.PARAMS``)
-and the collections' sizes from ir_datasets' metadata (known before any download), and counts the tokens each job puts
-through its model: trained tokens cost 6·N floating-point operations (forward and backward, N the backbone's
-non-embedding parameters plus an MLM head's projection where the job computes one), frozen-backbone methods 4·N
-(no weight gradients), a gradient cache's second forward 2·N more, encoded and scored tokens 2·N. Lengths are the
+wildcards), has each registered system's cost functions (``System.costs``) take the job's settings from the same
+functions its rules use (its contract's ``PARAMS``) and the collections' sizes from ir_datasets' metadata (known
+before any download), and counts the tokens each job puts through its model: trained tokens cost 6·N
+floating-point operations (forward and backward, N the backbone's non-embedding parameters plus an MLM head's
+projection where the job computes one), frozen-backbone methods 4·N (no weight gradients), a gradient cache's
+second forward 2·N more, encoded and scored tokens 2·N. Lengths are the
 configured maxima: an upper bound (MS MARCO passages average about 70 of their 128 tokens).
 
 Speed comes from the calibration table (``benchmarks/calibration.json``): tokens per second per backbone family,
 precision and mode, as ``benchmarks/gpu_throughput.py`` measured them on a named GPU; until a measured figure exists
-for a family, the analytic rate (the GPU's dense peak × the utilisation the table states) stands in, and the plan
-says which source each figure comes from, with the papers' reported training times beside it where they give one.
+for a family, the analytic rate (the GPU's peak without sparsity × the utilisation the table states) stands in, and
+the plan says which source each figure comes from, with the papers' reported training times beside it where they
+give one.
 GPU memory per job is analytic: fp32 weights (4 bytes a parameter), gradients and Adam's two moments of what
 trains (12 bytes), bf16 copies of the weights under autocast, and one pass's activations by the jobs' own memory model
 (``peftir.execution.passes``). A loop whose rows per pass are ``auto`` is sized as its job will size it on the plan's
@@ -21,49 +23,24 @@ then still takes several passes pays the gradient cache's second forward.
 from __future__ import annotations
 
 import json
-import math
 import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
+from ..contract.backbones import EMBEDDED_MULTILINGUAL
 from ..data.export import check_available
-from ..data.sizes import collection_size
-from ..contract.backbones import EMBEDDED_MULTILINGUAL, starting_model
 from ..execution import passes
-from .contract import PARAMS
+from ..execution.work import Architecture, CostFunction, Work
+from ..systems import load, registered
 from .config import load_config
 
 CALIBRATION = Path("benchmarks") / "calibration.json"      # in the checkout
 Config = Mapping[str, Any]
-
-
-@dataclass
-class Architecture:
-    """A backbone's size as its modules count it: non-embedding parameters, hidden size, layers, MLM head."""
-
-    family: str
-    parameters: int          # every parameter (what the weights and the optimiser hold)
-    compute: int             # non-embedding parameters: what a token costs
-    hidden: int
-    layers: int
-    vocabulary: int
-    intermediate: int = 0
-    attention_heads: int = 1
-
-    def encoder(self, trains: bool) -> passes.Encoder:
-        """The sizes the jobs' memory model reads (all parameters trainable for full fine-tuning)."""
-        return passes.Encoder(self.hidden, self.intermediate or 4 * self.hidden, self.layers, self.attention_heads,
-                              self.vocabulary, self.parameters, self.parameters if trains else 0)
-
-    @property
-    def head(self) -> int:
-        """The MLM head's projection to the vocabulary: what SPLADE and MLM add per token."""
-        return self.hidden * self.vocabulary
 
 
 # Architectures of the hub names the paper configurations use, by the Hugging Face config class defaults and the
@@ -124,63 +101,6 @@ def architecture(name: str) -> Architecture:
                         sizes.layers, config.vocab_size, sizes.intermediate, sizes.attention_heads)
 
 
-@dataclass(frozen=True)
-class Passes:
-    """A training loop's forward passes as configured: ``configured`` rows a pass (``auto`` or a number) of a batch
-    of ``rows`` rows of ``tokens`` tokens, with ``heads`` vocabulary-wide outputs per token; ``coupled``: the loss
-    couples the batch's rows, so a batch in several passes goes through the gradient cache."""
-
-    configured: passes.Configured
-    rows: int
-    tokens: int
-    heads: int = 0
-    coupled: bool = False
-
-
-@dataclass
-class Work:
-    """What one job puts through its model."""
-
-    backbone: str
-    trained: float = 0.0         # tokens forward and backward (6·N)
-    frozen: float = 0.0          # tokens through a frozen backbone with trainable modules (4·N)
-    cached: float = 0.0          # tokens a gradient cache runs forward a second time (2·N)
-    encoded: float = 0.0         # tokens forward only (2·N)
-    head: bool = False           # an MLM head's vocabulary projection on every token
-    passes: Passes | None = None  # the training loop's passes (activations held)
-    searched: float = 0.0        # FLOPs of exact dense search (query × document products on the job's GPU)
-    note: str = ""
-    rows_per_pass: int = 0       # what the job will choose (``sized``)
-
-    def flops(self, size: Architecture) -> float:
-        """The job's floating-point operations: 2·N a token forward, 4·N backward, plus its search."""
-        per_token = size.compute + (size.head if self.head else 0)
-        return per_token * (6 * self.trained + 4 * self.frozen + 2 * self.cached + 2 * self.encoded) + self.searched
-
-    def sized(self, size: Architecture, memory_gb: float, autocast: bool) -> Work:
-        """This work with its rows per pass as the job sizes them on a GPU of ``memory_gb`` (the weights placed),
-        and the gradient cache's second forward where a coupled batch then takes several passes."""
-        if self.passes is None:
-            return self
-        spec = self.passes
-        free = int(memory_gb * 1e9) - 4 * size.parameters
-        rows = passes.sized(spec.configured, spec.rows, size.encoder(bool(self.trained)),
-                            passes.Shape(spec.tokens, True, spec.heads), free, autocast, "cuda")
-        cached = self.trained + self.frozen if spec.coupled and rows < spec.rows else 0.0
-        return replace(self, rows_per_pass=rows, cached=cached)
-
-    def gpu_memory_gb(self, size: Architecture, autocast: bool) -> float:
-        """Weights, and for full fine-tuning their gradients and Adam's moments (a frozen backbone's modules are a
-        few percent of it and left out), bf16 copies under autocast, and one pass's activations."""
-        encoder = size.encoder(bool(self.trained))
-        held = 4 * size.parameters
-        if self.passes and self.rows_per_pass:
-            shape = passes.Shape(self.passes.tokens, True, self.passes.heads)
-            held += (passes.fixed_bytes(encoder, shape, autocast)
-                     + self.rows_per_pass * passes.row_bytes(encoder, shape, autocast, "cuda"))
-        return held / 1e9
-
-
 @dataclass
 class Calibration:
     """Tokens per second per family, precision and mode, measured or analytic, with their sources."""
@@ -206,189 +126,15 @@ class Calibration:
         for row in self.measured:
             if row["family"] == size.family and row["precision"] == precision and row["layers"] == size.layers:
                 return ((work.trained + work.frozen) / row["train_tokens_per_s"]
-                        + (work.cached + work.encoded) / row["infer_tokens_per_s"] + work.searched / peak,
+                        + (work.cached + work.encoded) / row["infer_tokens_per_s"] + work.search_flops(size) / peak,
                         f"measured ({row['gpu']}, {row['date']}"
                         f"{', commit ' + row['commit'] if row.get('commit') else ''}; search analytic)")
         return work.flops(size) / peak, f"analytic ({self.utilisation:.0%} of the {self.gpu}'s {precision} peak)"
 
 
-# --- the work of each rule's job ------------------------------------------------------------------------------
-
-def _split(config: Config, dataset: str, split: str) -> int:
-    spec = config["datasets"][dataset]
-    if "splits" in spec and split in spec["splits"]:
-        return collection_size(spec["splits"][split])[1]
-    folds = len(spec.get("folds", {}).get("irds", [])) or spec.get("folds", {}).get("n", 5)
-    queries = sum(collection_size(topics)[1] for topics in spec.get("topics", [])) or collection_size(spec["irds"])[1]
-    return queries * (folds - 2) // folds if split == "train" else queries // folds
-
-
-def _documents(config: Config, dataset: str) -> int:
-    return collection_size(config["datasets"][dataset]["irds"])[0]
-
-
-def _backbone(config: Config, name: str) -> str:
-    """A backbone name as the plan sizes it: a pretraining run is the model it starts from (its own backbone, its
-    warm start's or the pretraining section's; ``peftir.contract.backbones.starting_model``, as the config check
-    reads its depth)."""
-    return starting_model(config, name) or config["pretraining"]["backbone"]["name"]
-
-
-def _pair_tokens(settings: dict) -> tuple[float, float]:
-    """Tokens of one (query, document) pair for the rankers: monoBERT's chunks of ``max_seq_len``, or a bi-encoder's
-    document (chunked) and query; and of one document alone."""
-    chunk = settings["max_seq_len"] - settings["max_query_len"] - 3
-    chunks = math.ceil(settings["max_doc_len"] / chunk)
-    return chunks * settings["max_seq_len"], settings["max_doc_len"] + 2 * chunks + settings["max_query_len"] + 2
-
-
-def _train(config: Config, wc: dict) -> Work:
-    p = {name: PARAMS[name](config, wc)
-         for name in ("backbone", "ranker", "method", "training", "rerank", "validation")}
-    pair, single = _pair_tokens(p["ranker"])
-    per_pair = pair if wc["ranker"] == "monobert" else single
-    training = p["training"]
-    sample = p["validation"]["sample"]
-    validation = sample["queries"] if sample else _split(config, wc["dataset"], "valid")
-    full = p["method"]["name"] == "full"
-    return Work(p["backbone"]["name"], trained=training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair
-                if full else 0, frozen=0 if full else training["epochs"] * training["pairs_per_epoch"] * 2 * per_pair,
-                encoded=training["epochs"] * validation * p["rerank"]["depth"] * per_pair,
-                passes=Passes(training["micro_batch"], training["batch_size"], 2 * per_pair))
-
-
-def _rerank(config: Config, wc: dict) -> Work:
-    ranker = PARAMS["ranker"](config, wc)
-    pair, single = _pair_tokens(ranker)
-    test = _split(config, wc["dataset"], "test")
-    return Work(config["backbone"]["name"], encoded=test * config["rerank"]["depth"] *
-                (pair if wc["ranker"] == "monobert" else single))
-
-
-def _train_retriever(config: Config, wc: dict) -> Work:
-    spec = PARAMS["retriever"](config, wc)
-    train = spec["train"]
-    texts = train["batch_size"] * (1 + train["passages"])
-    tokens = train["steps"] * train["batch_size"] * (train["q_max_len"] + train["passages"] * train["p_max_len"])
-    dpt = spec["method"]["name"] == "dpt"
-    prompts = spec["method"].get("length", 0)
-    tokens += train["steps"] * texts * prompts if dpt else 0      # prompts lengthen attention: counted as tokens
-    return Work(_backbone(config, spec["backbone"]), trained=0 if dpt else tokens, frozen=tokens if dpt else 0,
-                passes=Passes(train["chunk"], texts - train["batch_size"], train["p_max_len"] + (prompts if dpt else 0),
-                              coupled=True))
-
-
-def _dense_index(config: Config, wc: dict) -> Work:
-    spec, search = PARAMS["retriever"](config, wc), PARAMS["dense_search"](config, wc)
-    return Work(_backbone(config, spec["backbone"]), encoded=_documents(config, wc["dataset"]) * search["p_max_len"])
-
-
-def _dense_search(config: Config, wc: dict) -> Work:
-    """Every query of the dataset searched (a ``target``'s, TREC DL 2019's, in the dataset's documents)."""
-    spec, search = PARAMS["retriever"](config, wc), PARAMS["dense_search"](config, wc)
-    asked = wc.get("target", wc["dataset"])
-    queries = collection_size(config["datasets"][asked]["irds"])[1] or sum(
-        _split(config, asked, split) for split in ("train", "valid", "test"))
-    size = architecture(_backbone(config, spec["backbone"]))
-    return Work(_backbone(config, spec["backbone"]), encoded=queries * search["q_max_len"],
-                searched=queries * _documents(config, wc["dataset"]) * size.hidden * 2,
-                note="exact search on the GPU (hnsw runs it too, for its recall against exact)")
-
-
-def _mine(config: Config, wc: dict) -> Work:
-    mining = PARAMS["mining"](config, wc)
-    if "reranker" not in mining:
-        return Work(config["backbone"]["name"], note="sampling only: no model")
-    pair, _ = _pair_tokens(mining["reranker"]["settings"])
-    queries = _split(config, wc["dataset"], "train")
-    return Work(config["backbone"]["name"], encoded=queries * 2 * mining["depth"] * pair)
-
-
-def _pretrain(config: Config, wc: dict) -> Work:
-    spec = PARAMS["pretraining"](config, wc)
-    rows = spec["batch_size"] * (1 if spec["objective"] == "condenser" else 2)
-    tokens = spec["steps"] * rows * spec["max_len"]
-    prompts = "prompts" in spec         # deep prompts alone train (DPTDR Table 6): the backbone runs frozen
-    heads = {"condenser": 2, "cocondenser": 2, "rip": 1, "ict": 0}[spec["objective"]]    # ICT: no MLM
-    return Work(spec["backbone"], trained=0 if prompts else tokens, frozen=tokens if prompts else 0,
-                head=spec["objective"] != "ict",
-                passes=Passes(spec["chunk"], rows, spec["max_len"], heads, coupled=spec["objective"] != "condenser"))
-
-
-def _train_splade(config: Config, wc: dict) -> Work:
-    spec = PARAMS["splade"](config, wc)
-    train = spec["train"]
-    tokens = train["steps"] * train["batch_size"] * (train["q_max_len"] + 2 * train["d_max_len"])
-    validations = train["steps"] // train["validate_every"] + 1
-    queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
-    full = spec["method"]["name"] == "ft"
-    return Work(_backbone(config, spec["backbone"]), trained=tokens if full else 0, frozen=0 if full else tokens,
-                head=True, encoded=validations * queries * train["validation_depth"] * train["d_max_len"],
-                passes=Passes(train["chunk"], train["batch_size"], max(train["q_max_len"], train["d_max_len"]), 1,
-                              coupled=True))
-
-
-def _splade_index(config: Config, wc: dict) -> Work:
-    spec = PARAMS["splade"](config, wc)
-    return Work(_backbone(config, spec["backbone"]), head=True,
-                encoded=_documents(config, wc["target"]) * spec["train"]["d_max_len"])
-
-
-def _splade_search(config: Config, wc: dict) -> Work:
-    spec = PARAMS["splade"](config, wc)
-    queries = collection_size(config["datasets"][wc["target"]]["irds"])[1]
-    return Work(_backbone(config, spec["backbone"]), head=True, encoded=queries * spec["train"]["q_max_len"])
-
-
-def _train_splade_reranker(config: Config, wc: dict) -> Work:
-    spec = PARAMS["splade_reranker"](config, wc)
-    train = spec["train"]
-    full = spec["method"]["name"] == "ft"
-    tokens = train["steps"] * train["batch_size"] * 2 * train["max_len"]
-    validations = train["steps"] // train["validate_every"] + 1
-    queries = train["validation_queries"] or _split(config, wc["dataset"], "valid")
-    return Work(spec["backbone"], trained=tokens if full else 0, frozen=0 if full else tokens,
-                encoded=validations * queries * train["validation_depth"] * train["max_len"],
-                passes=Passes(train["batch_size"], train["batch_size"], 2 * train["max_len"]))   # one pass a side
-
-
-def _splade_rerank(config: Config, wc: dict) -> Work:
-    settings, spec = PARAMS["splade_rerank"](config, wc), PARAMS["splade_reranker"](config, wc)
-    queries = _split(config, wc["target"], "test")
-    return Work(spec["backbone"], encoded=queries * settings["depth"] * spec["train"]["max_len"])
-
-
-def _language_module(config: Config, wc: dict) -> Work:
-    settings = PARAMS["language_module"](config, wc)
-    steps = settings.get("steps") or sum(settings["phase_steps"])
-    tokens = steps * settings["batch_size"] * settings["block_size"]
-    return Work(config["modular_clir"]["backbone"]["name"], frozen=tokens, head=True,
-                passes=Passes(settings["chunk"], settings["batch_size"], settings["block_size"], 1))
-
-
-def _ranking_module(config: Config, wc: dict) -> Work:
-    settings = PARAMS["ranking_module"](config, wc)
-    steps = settings.get("steps") or sum(settings["phase_steps"])
-    tokens = steps * settings["batch_size"] * settings["max_len"]
-    full = settings["kind"] == "full"
-    return Work(config["modular_clir"]["backbone"]["name"], trained=tokens if full else 0,
-                frozen=0 if full else tokens, passes=Passes(settings["chunk"], settings["batch_size"],
-                                                            settings["max_len"]))
-
-
-def _rerank_clir(config: Config, wc: dict) -> Work:
-    rerank = config["modular_clir"]["rerank"]
-    return Work(config["modular_clir"]["backbone"]["name"], encoded=60 * rerank["depth"] * rerank["max_len"],
-                note="60 CLEF topics")
-
-
-RULES: dict[str, Callable[[Config, dict], Work]] = {
-    "train": _train, "train_first_stage": _train, "rerank": _rerank, "train_retriever": _train_retriever,
-    "dense_index": _dense_index, "dense_index_untrained": _dense_index, "dense_search": _dense_search,
-    "dense_search_untrained": _dense_search, "dense_search_target": _dense_search, "mine_negatives": _mine, "pretrain": _pretrain,
-    "train_splade": _train_splade, "splade_index": _splade_index, "splade_search": _splade_search,
-    "train_splade_reranker": _train_splade_reranker, "splade_rerank": _splade_rerank,
-    "mlm_language_adapter": _language_module, "ranking_adapter": _ranking_module, "rerank_clir": _rerank_clir}
+# The work of each rule's job: every registered system's cost functions (``System.costs``), by rule.
+RULES: dict[str, CostFunction] = {rule: function for system in registered() if system.costs
+                                  for rule, function in load(system.costs).items()}
 
 
 # --- the jobs -------------------------------------------------------------------------------------------------
@@ -476,6 +222,8 @@ def plan(checkout: Path, overlays: list[Path], targets: list[str],
             if missing:
                 entry.notes.add(f"datasets.{wildcards['dataset']}, licensed, is not here: {missing}")
         if rule not in RULES:
+            if entry.gpu:
+                entry.notes.add("no system registers a cost function for this GPU rule: priced at 0 GPU-hours")
             continue
         work = RULES[rule](config, wildcards)
         size = architecture(work.backbone)

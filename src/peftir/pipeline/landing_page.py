@@ -13,12 +13,12 @@ from functools import cached_property
 
 import yaml
 
-from .contract import PATHS
 from ..provenance.records import git_state, record_path, versions
 
 
 class LandingPage:
-    def __init__(self, checkout: str, configfiles: list[str], tables: list[str], config: dict) -> None:
+    def __init__(self, checkout: str, configfiles: list[str], tables: dict[str, str], config: dict) -> None:
+        """``tables``: each table's .tex by its crate name (``peftir.pipeline.plan.report_files``)."""
         self.checkout, self.configfiles, self._tables = checkout, configfiles, tables
         self._config = {key: value for key, value in config.items() if not isinstance(value, LandingPage)}
 
@@ -33,8 +33,8 @@ class LandingPage:
     def tables(self) -> dict[str, dict]:
         """Each built table's commit, dirty flag and end time, from its provenance record."""
         built = {}
-        for table in self._tables:
-            record = record_path(PATHS.table_tex.format(table=table))
+        for table, tex in self._tables.items():
+            record = record_path(tex)
             if record.exists():
                 recorded = json.loads(record.read_text())
                 built[table] = {"commit": recorded["git"]["commit"], "dirty": recorded["git"]["dirty"],

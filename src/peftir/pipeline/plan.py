@@ -1,21 +1,18 @@
 """What the workflow plans across the systems: every table and figure by its crate name, the file each names, and
-what one job of a rule asks the scheduler for. Each system plans its own jobs (``peftir.<system>.plan``)."""
+what one job of a rule asks the scheduler for. Each registered system plans its own jobs (``peftir.systems``: its
+``plan``)."""
 from __future__ import annotations
 
 import sys
 from functools import cache
 from typing import Any, Mapping
 
-from ..clir import plan as clir
 from ..data.export import check_available
-from ..dense import plan as dense
-from ..semi_siamese import plan as semi_siamese
-from ..semi_siamese.contract import PAPER as SEMI_SIAMESE
-from ..splade import plan as splade
+from ..systems import in_run, registered
 from .contract import PATHS
 
 Config = Mapping[str, Any]
-SYSTEM_PLANS = (semi_siamese, clir, dense, splade)      # each plans its own jobs and names its own reports
+SYSTEM_PLANS = tuple(system.plan for system in registered())     # each plans its own jobs and names its own reports
 
 
 def built_datasets(config: Config) -> list[str]:
@@ -44,7 +41,7 @@ def _say_missing(name: str, irds: str, licence: str) -> None:
 
 
 def report_files(config: Config) -> dict[str, str]:
-    """Every table's .tex and figure's .pdf of the config by its crate name (``table5``, ``modular-clir/table1``),
+    """Every table's .tex and figure's .pdf of the config by its crate name (``table5``, ``<paper>/table1``),
     each system's in turn (its plan's ``report_files``)."""
     return {name: path for system in SYSTEM_PLANS for name, path in system.report_files(config).items()}
 
@@ -83,11 +80,27 @@ def page_input(config: Config) -> dict[str, list[str]]:
             "figures": [report_file(config, report).removesuffix(".pdf") + ".png" for report in figure_reports(config)]}
 
 
+def default_target(config: Config) -> list[str]:
+    """What ``snakemake`` builds with no target: the first system of the run that names a default (its
+    ``default_target``), else every table and figure."""
+    for system in in_run(config):
+        if system.default_target:
+            return system.default_target(config)
+    return list(report_files(config).values())
+
+
 def paper_table(report: str) -> tuple[str, str]:
-    """A table's paper (its reported file's name) and its name there: ``dptdr/table3`` → (``dptdr``, ``table3``);
-    the Semi-Siamese paper's tables have no folder (``table5``)."""
+    """A table's paper (its reported file's name) and its name there: ``<paper>/table3`` → (``<paper>``, ``table3``);
+    a report without a folder is the root paper's (``table5``: the system whose ``root_paper`` is set)."""
     paper, _, table = report.rpartition("/")
-    return paper or SEMI_SIAMESE, table
+    return paper or _root_paper(report), table
+
+
+def _root_paper(report: str) -> str:
+    for system in registered():
+        if system.root_paper:
+            return system.root_paper
+    raise ValueError(f"report {report!r} has no paper folder and no registered system keeps its tables without one")
 
 
 def reported_file(config: Config, report: str) -> str:

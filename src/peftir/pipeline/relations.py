@@ -1,15 +1,12 @@
-"""Every config section's relations, joined: each system declares its section (``peftir.<system>.relations``; the
-machinery is ``peftir.contract.relations``), checked here before Snakemake plans, and the docs' table is written
-from the same list (``markdown``; a test keeps ``docs/configuration/relations.md`` equal to it)."""
+"""Every config section's relations, joined: each registered system declares its sections' (``peftir.systems``: its
+``relations``; the machinery is ``peftir.contract.relations``), checked here before Snakemake plans, and the docs'
+table is written from the same list (``markdown``; a test keeps ``docs/configuration/relations.md`` equal to it)."""
 from __future__ import annotations
 
-from ..clir import relations as clir
 from ..contract.relations import Section
-from ..dense import relations as dense
-from ..semi_siamese import relations as semi_siamese
-from ..splade import relations as splade
+from ..systems import registered
 
-SECTIONS: tuple[Section, ...] = (semi_siamese.SECTION, clir.SECTION, dense.PRETRAINING, dense.SECTION, splade.SECTION)
+SECTIONS: tuple[Section, ...] = tuple(section for system in registered() for section in system.relations)
 
 
 def check(config: dict, datasets: list[str] | None = None) -> None:

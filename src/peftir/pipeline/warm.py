@@ -208,7 +208,7 @@ def serve(address: str, owner: int, scripts: str) -> None:
 
     The socket appears as soon as the jobs' common imports are done. A script's own imports are done
     here when its first job arrives (``_prepare``), so a run imports what its scripts run and no
-    more: a Semi-Siamese run never imports the CLIR adapters, and a run of a few jobs pays for a few
+    more: a run of one system never imports another's modules, and a run of a few jobs pays for a few
     scripts' imports, not for every script of the workflow.
     """
     from ..provenance import records

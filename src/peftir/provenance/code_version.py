@@ -18,8 +18,8 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE = "peftir"
-# Running, logging and recording jobs does not change what they compute.
-INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.files")
+# Running, logging and recording jobs does not change what they compute; nor does which systems are registered.
+INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.files", "peftir.systems")
 LOGGING_CALLS = {"debug", "info", "warning", "error", "exception"}
 
 

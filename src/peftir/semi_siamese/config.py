@@ -1,12 +1,33 @@
 """Checks of the Semi-Siamese sections that the schema cannot express: the experiment's datasets and references,
 every table's and figure's rows labelled and buildable for its rankers (semi-Siamese methods on bi-encoders only),
 the lft_best row's source table, every metric a measure here (sizes and depths: ``peftir.semi_siamese.relations``).
-Called by ``peftir.pipeline.config.validate`` before any job runs."""
+Called by ``peftir.pipeline.config.validate`` before any job runs, as this system's check
+(``peftir.semi_siamese.system``)."""
 from __future__ import annotations
 
-from ..contract.checks import ConfigError, known
+from pathlib import Path
+
+from ..contract import backbones
+from ..contract.checks import ConfigError, check_backbone_name, known
+from ..contract.paths import pretrained_run
 from ..contract.measures import measure
 from .contract import BEST_OF, METHODS, RANKERS
+
+
+def check_semi_siamese(config: dict) -> None:
+    """The experiment, its reports and its rankers' backbone."""
+    check_experiment(config)
+    _check_backbone(config["backbone"]["name"])
+    check_backbone_name(config, config["backbone"]["name"], "backbone.name")
+
+
+def _check_backbone(name: str) -> None:
+    """A local backbone must exist (its depth bounds ``layers``: ``peftir.semi_siamese.relations``)."""
+    if pretrained_run(name):
+        return                  # made by a pretraining run (its name checked by ``check_backbone_name``)
+    if backbones.looks_local(name) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"config key backbone.name = {name!r}: no such directory (a local model directory, "
+                          f"a Hugging Face hub name or {backbones.EMBEDDED})")
 
 
 def check_experiment(config: dict) -> None:

@@ -28,6 +28,13 @@ def reports(config: Config, kind: str) -> list[str]:
     return [name for name, spec in config[kind].items() if table_rankers(config, spec["rankers"])]
 
 
+def default_target(config: Config) -> list[str]:
+    """What ``snakemake`` builds with no target: the paper's main table, Table 5, where the config builds it, else
+    every table it builds."""
+    tables = reports(config, "tables")
+    return [PATHS.table_tex.format(table=name) for name in (["table5"] if "table5" in tables else tables)]
+
+
 def triples_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str]:
     """A training job reads the dataset's fixed training triples when it has them (MS MARCO)."""
     if train_pairs(config, wildcards["dataset"])["source"] == "bm25":
