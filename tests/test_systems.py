@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from peftir import systems
 from peftir.app import crate
 from peftir.pipeline import contract, plan, relations
+from peftir.pipeline.config import SCHEMA, ConfigError, validate
 from peftir.provenance.code_version import modules
 from peftir.systems import RegistryError, System, registered
 
@@ -28,11 +31,34 @@ def test_the_four_systems_are_registered_in_their_positions():
 
 
 def test_the_pipeline_joins_what_the_systems_register_in_their_order():
-    found = registered()
-    assert contract.SYSTEMS == tuple(system.contract for system in found)
-    assert plan.SYSTEM_PLANS == tuple(system.plan for system in found)
-    assert relations.SECTIONS == tuple(section for system in found for section in system.relations)
-    assert contract.PAPERS == tuple(paper for system in found for paper in system.papers)
+    """The order the docs' relations list, a path's match and the reports' listing have always had."""
+    assert [module.__name__ for module in contract.SYSTEMS] == [
+        "peftir.semi_siamese.contract", "peftir.clir.contract", "peftir.dense.contract", "peftir.splade.contract"]
+    assert [module.__name__ for module in plan.SYSTEM_PLANS] == [
+        "peftir.semi_siamese.plan", "peftir.clir.plan", "peftir.dense.plan", "peftir.splade.plan"]
+    assert [section.key for section in relations.SECTIONS] == [
+        "experiment", "modular_clir", "pretraining", "dense_retrieval", "sparse_retrieval"]
+    assert contract.PAPERS == ("modular-clir", "dptdr", "condenser", "splade-adapters")
+    assert plan.paper_table("table5") == ("semi-siamese", "table5")
+
+
+def test_what_a_system_names_as_module_attribute_is_there():
+    """Rescorers and cost functions are imported only when an audit rescores or a plan prices: a wrong name would
+    otherwise surface there first."""
+    for system in registered():
+        for rule, (check, target) in system.rescorers.items():
+            assert check in ("reranking", "first_stage") and callable(systems.load(target)), (system.name, rule)
+        if system.costs:
+            costs = systems.load(system.costs)
+            assert costs and all(callable(function) for function in costs.values()), system.name
+
+
+def test_the_shared_datasets_are_checked_before_each_systems_sections(irds_home):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["datasets"]["vaswani"]["irds"] = "no-such-collection"
+    config["experiment"]["datasets"] = ["nothing"]
+    with pytest.raises(ConfigError, match="^config key datasets.vaswani.irds = 'no-such-collection'"):
+        validate(config, REPO / SCHEMA, REPO)
 
 
 def _system(name: str, position: int, **more) -> System:
@@ -87,14 +113,31 @@ def test_a_system_is_in_a_run_when_the_config_has_one_of_its_sections():
     assert not system.in_run({"a": None})       # an empty section, as a paper overlay leaves one
 
 
-def test_no_job_runs_the_registry_or_a_registration():
-    """A job's ``code`` param digests every module its script runs: were the registry or a system's registration
-    among them, adding a system would rerun every finished job."""
-    registering = {"peftir.systems", *(f"peftir.{system.name}.system" for system in registered())}
+def test_no_code_version_holds_a_registration():
+    """A job's ``code`` param digests every module its script imports: were a system's registration, its rescorer or
+    its cost functions among them, adding or changing a system would rerun every finished job."""
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
-        ran = set(modules(str(script)))
-        assert not ran & registering, f"{script.name} runs {sorted(ran & registering)}"
-        assert not any(name.endswith(".rescore") for name in ran), f"{script.name} runs a rescorer"
+        held = [name for name in modules(str(script)) if name.rpartition(".")[2] in ("system", "rescore", "cost")]
+        assert held == [], f"{script.name} imports {held}"
+
+
+def test_a_job_starts_without_reading_the_registry():
+    """Every script starts by importing the job context: it must not need the systems' entry points (a conda
+    environment built from an older checkout has none), nor import every system."""
+    done = subprocess.run([sys.executable, "-c", "import sys, peftir.pipeline.job; "
+                           "print(sorted(m for m in sys.modules if m in ('peftir.systems', 'peftir.pipeline.contract')))"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_an_install_older_than_its_registrations_says_what_to_do():
+    """Metadata without the entry points (an editable install from before them): the command says so, no traceback."""
+    done = subprocess.run([sys.executable, "-c", "import importlib.metadata as m, sys; "
+                           "m.entry_points = lambda group=None, **more: []; "
+                           "from peftir.app.cli import main; sys.exit(main(['plan', 'all_tables']))"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("peftir: no system is registered under the entry-point group peftir.systems")
 
 
 def test_a_crate_knows_every_kind_and_orders_every_rule_the_systems_register(monkeypatch):
@@ -104,9 +147,10 @@ def test_a_crate_knows_every_kind_and_orders_every_rule_the_systems_register(mon
     rules_table = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, rules_table)      # as MkDocs does: its dataclasses look it up
     spec.loader.exec_module(rules_table)
-    unknown = [kind for kind in crate.WEIGHTS + crate.VECTORS + crate.COLLECTION if not hasattr(contract.PATHS, kind)]
+    joined = crate.kinds()
+    unknown = [kind for kind in joined.weights + joined.vectors + joined.collection if not hasattr(contract.PATHS, kind)]
     assert not unknown
     rules = [rule.name for rule in rules_table.collect(REPO)
              if rule.runner is not None and rule.name not in OUTSIDE_CHAINS]
-    assert [rule for rule in rules if rule not in crate.STEP_ORDER] == []
-    assert len(set(crate.STEP_ORDER)) == len(crate.STEP_ORDER)
+    assert [rule for rule in rules if rule not in joined.steps] == []
+    assert len(set(joined.steps)) == len(joined.steps)

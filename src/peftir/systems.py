@@ -3,9 +3,10 @@ under the ``peftir.systems`` entry-point group of its distribution's metadata (`
 another installed package registers the same way, and the application (``peftir.pipeline``, ``peftir.app``, the
 Snakefile) iterates ``registered()`` without naming any.
 
-Nothing here imports a system: the registry is read when the workflow plans, never by a job, so registering or
-reordering systems changes no job's code version (``peftir.provenance.code_version`` treats this module as
-infrastructure)."""
+Nothing imports a system's registration (``peftir/<system>/system.py``) but the registry, which loads them when the
+workflow plans, and in the few jobs that read the joined contract (a retrieval table, a crate): this module is
+infrastructure to ``peftir.provenance.code_version``, so no job's code version holds it or a registration, and
+registering or reordering systems reruns nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from .errors import ActionableError
 
 GROUP = "peftir.systems"
 Config = Mapping[str, Any]
@@ -65,7 +68,7 @@ class CrateKinds:
     steps: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)      # one object per system: compared and hashed by identity
 class System:
     """One system, as the workflow sees it.
 
@@ -107,7 +110,7 @@ class System:
         return str(Path(checkout) / self.rules)
 
 
-class RegistryError(RuntimeError):
+class RegistryError(ActionableError):
     """The installed systems cannot be read: none registered, a name or position twice, two root papers."""
 
 
@@ -123,7 +126,8 @@ def registered() -> tuple[System, ...]:
         found.append(system)
     if not found:
         raise RegistryError(f"no system is registered under the entry-point group {GROUP}: the peftir package's "
-                            f"metadata is older than its pyproject.toml; run `make install` (pip install -e .)")
+                            f"metadata is older than its pyproject.toml; run `make install` (pip install -e .), "
+                            f"in a conda environment Snakemake built before this version too")
     return _checked(found)
 
 

@@ -4,7 +4,8 @@
 import os
 
 from peftir.contract import inputs
-from peftir.pipeline.contract import BUNDLES, PARAMS, PATHS
+from peftir.pipeline.bundles import BUNDLES
+from peftir.pipeline.contract import PARAMS, PATHS
 from peftir.pipeline.contract import wildcard_constraints as contract_constraints
 from peftir.provenance.code_version import code_version
 from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV, workflow_file
@@ -39,7 +40,7 @@ wildcard_constraints:
 
 
 def param_of(*concerns):
-    """One param holding several concerns' params by name: a bundle (peftir.pipeline.contract.BUNDLES), the one param
+    """One param holding several concerns' params by name: a bundle (peftir.pipeline.bundles.BUNDLES), the one param
     the variants of a base rule replace when they use other concerns (a variant's params replace the base's by name
     and keep the others)."""
     return lambda wildcards: {name: PARAMS[name](config, dict(wildcards.items())) for name in concerns}

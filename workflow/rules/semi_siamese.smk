@@ -3,7 +3,7 @@
 # reference rows: BM25, the untrained backbone) → Tables 3-7 (mean over folds and seeds, one-tailed t-tests vs
 # full fine-tuning) and Figure 4.
 from peftir.semi_siamese import plan as semi_siamese_plan
-from peftir.semi_siamese.contract import FIRST_STAGE
+from peftir.semi_siamese.contract import FIRST_STAGE, RUN
 
 
 localrules:

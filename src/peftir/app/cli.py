@@ -9,10 +9,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .crate import Limits
+from ..systems import RegistryError
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .crate import Limits          # the crates read the systems' registry: inside main's handling of its errors
+
     parser = argparse.ArgumentParser(prog="peftir", description="PEFT-IR Repro utilities")
     commands = parser.add_subparsers(dest="command", required=True)
     audit = commands.add_parser(
@@ -97,7 +99,7 @@ def _checkout(given: Path | None) -> Path:
 def _audit_crate(args: argparse.Namespace, checkout: Path) -> int:
     from ..provenance.records import sha256
     from .audit import audit
-    from .crate import CrateError, check_commit, unpack
+    from .crate import CrateError, Limits, check_commit, unpack
     from .trust import against_commit
 
     try:
@@ -149,6 +151,14 @@ def _plan(args: argparse.Namespace, checkout: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _command(argv)
+    except RegistryError as problem:          # an install older than its registrations: what to do, no traceback
+        print(f"peftir: {problem}", file=sys.stderr)
+        return 1
+
+
+def _command(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     checkout = _checkout(args.checkout)

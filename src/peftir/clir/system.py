@@ -1,6 +1,6 @@
-"""The modular cross-lingual rerankers as the workflow registers them (entry point ``clir``, ``pyproject.toml``):
-the ``modular_clir`` section, its rules, its tables' folder. No job imports this module (so registering changes no
-job's code version)."""
+"""The modular cross-lingual rerankers as the workflow registers them (entry point ``clir``, ``pyproject.toml``): the
+``modular_clir`` section, its rules, its tables' folder. No job's code imports this module (the registry loads it),
+so registering changes no job's code version."""
 from __future__ import annotations
 
 from ..systems import CrateKinds, System

@@ -1,6 +1,6 @@
-"""Pretraining and the dense retrievers as the workflow registers them (entry point ``dense``, ``pyproject.toml``):
-the ``pretraining`` and ``dense_retrieval`` sections, its rules, its papers' folders (DPTDR, Condenser). No job
-imports this module (so registering changes no job's code version)."""
+"""Pretraining and the dense retrievers as the workflow registers them (entry point ``dense``, ``pyproject.toml``): the
+``pretraining`` and ``dense_retrieval`` sections, its rules, its papers' folders (DPTDR, Condenser). No job's code
+imports this module (the registry loads it), so registering changes no job's code version."""
 from __future__ import annotations
 
 from ..systems import CrateKinds, System

@@ -13,10 +13,6 @@ from ..contract.wildcards import REPORT_KEY, WILDCARDS, Artefacts
 from ..systems import registered
 
 SYSTEMS = tuple(system.contract for system in registered())     # in the systems' order: a path matches the first
-# Params that bundle several concerns' params by name: those of a rule whose `use rule` variants use other concerns
-# (Snakemake's `with: params:` replaces a param by its name and keeps the base rule's others, so each variant replaces
-# its one bundle: `evaluate`'s `evaluation`, `dense_table`'s `retrieval_table`). Records keep the concerns themselves.
-BUNDLES = ("evaluation", "retrieval_table")
 PAPERS = tuple(paper for system in registered() for paper in system.papers)     # their folders under results/tables/
 
 
@@ -45,12 +41,3 @@ PARAMS = _params()
 def artefact(path: str) -> tuple[str, dict[str, str]] | None:
     """Which artefact ``path`` is (its kind) and its wildcards, or None."""
     return PATHS.match(path)
-
-
-def recorded_params(params: Mapping[str, object]) -> dict[str, object]:
-    """A job's params as its provenance record keeps them: a bundle's concerns in its place, each under its own name,
-    so the audit recomputes every one from the config (``PARAMS``) whichever variant ran."""
-    flat: dict[str, object] = {}
-    for name, value in params.items():
-        flat.update(value if name in BUNDLES else {name: value})
-    return flat

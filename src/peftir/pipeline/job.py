@@ -35,7 +35,7 @@ from typing import Any, Iterator, Mapping
 from ..errors import ActionableError
 from ..execution import audit, memory
 from . import warm
-from .contract import recorded_params
+from .bundles import recorded_params
 
 
 _NOTED: dict[str, Any] = {}     # the running job's facts for its records (one job a process at a time)

@@ -1,6 +1,6 @@
 """The Semi-Siamese rerankers as the workflow registers them (entry point ``semi_siamese``, ``pyproject.toml``): the
 experiment's sections, its rules, its tables at ``results/tables/`` without a folder, Table 5 the default target.
-No job imports this module (so registering changes no job's code version)."""
+No job's code imports this module (the registry loads it), so registering changes no job's code version."""
 from __future__ import annotations
 
 from ..systems import CrateKinds, System

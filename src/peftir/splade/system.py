@@ -1,6 +1,6 @@
 """SPLADE with adapters as the workflow registers it (entry point ``splade``, ``pyproject.toml``): the
-``sparse_retrieval`` section, its rules, its tables' folder. No job imports this module (so registering changes no
-job's code version)."""
+``sparse_retrieval`` section, its rules, its tables' folder. No job's code imports this module (the registry loads
+it), so registering changes no job's code version."""
 from __future__ import annotations
 
 from ..systems import CrateKinds, System
