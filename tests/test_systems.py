@@ -1,5 +1,6 @@
 """The systems registry (``peftir.systems``): what the installed package registers, in which order, what a broken
-registration says, and that registering never reaches a job (so adding or reordering systems reruns nothing)."""
+registration says, that no job's code version holds a registration (so adding or reordering systems reruns nothing)
+and that a job starts without reading the registry."""
 from __future__ import annotations
 
 import importlib.util
@@ -124,9 +125,9 @@ def test_no_code_version_holds_a_registration():
 def test_a_job_starts_without_reading_the_registry():
     """Every script starts by importing the job context: it must not need the systems' entry points (a conda
     environment built from an older checkout has none), nor import every system."""
-    done = subprocess.run([sys.executable, "-c", "import sys, peftir.pipeline.job; "
-                           "print(sorted(m for m in sys.modules if m in ('peftir.systems', 'peftir.pipeline.contract')))"],
-                          capture_output=True, text=True, check=True)
+    started = ("import sys, peftir.pipeline.job; "
+               "print(sorted({'peftir.systems', 'peftir.pipeline.contract'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", started], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -148,8 +149,8 @@ def test_a_crate_knows_every_kind_and_orders_every_rule_the_systems_register(mon
     monkeypatch.setitem(sys.modules, spec.name, rules_table)      # as MkDocs does: its dataclasses look it up
     spec.loader.exec_module(rules_table)
     joined = crate.kinds()
-    unknown = [kind for kind in joined.weights + joined.vectors + joined.collection if not hasattr(contract.PATHS, kind)]
-    assert not unknown
+    kinds = joined.weights + joined.vectors + joined.collection
+    assert [kind for kind in kinds if not hasattr(contract.PATHS, kind)] == []
     rules = [rule.name for rule in rules_table.collect(REPO)
              if rule.runner is not None and rule.name not in OUTSIDE_CHAINS]
     assert [rule for rule in rules if rule not in joined.steps] == []
