@@ -148,7 +148,7 @@ def test_a_crate_knows_every_kind_and_orders_every_rule_the_systems_register(mon
     rules_table = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, rules_table)      # as MkDocs does: its dataclasses look it up
     spec.loader.exec_module(rules_table)
-    joined = crate.kinds()
+    joined = crate.KINDS
     kinds = joined.weights + joined.vectors + joined.collection
     assert [kind for kind in kinds if not hasattr(contract.PATHS, kind)] == []
     rules = [rule.name for rule in rules_table.collect(REPO)

@@ -36,7 +36,6 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field, fields
-from functools import cache
 from pathlib import Path, PurePosixPath
 
 from ..contract.paths import RESULTS
@@ -51,8 +50,12 @@ PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
             "Workflow RO-Crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
 SNAKEMAKE = "https://snakemake.github.io"
 LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
+# The core's artefact kinds and rules, then (KINDS) each registered system's (``System.crate``) after them, in the
+# systems' order.
 CORE = CrateKinds(collection=("docs", "docs_lookup", "index"), licensed=("export",),
                   steps=("download", "export_answers", "folds", "triples", "index", "bm25"))
+KINDS = CrateKinds(*(tuple(item for one in (CORE, *(system.crate for system in registered()))
+                           for item in getattr(one, kind.name)) for kind in fields(CrateKinds)))
 MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "application/x-tex",
          ".csv": "text/csv", ".pdf": "application/pdf", ".png": "image/png", ".yaml": "application/yaml",
          ".tsv": "text/tab-separated-values", ".txt": "text/plain", ".run": "text/plain", ".md": "text/markdown",
@@ -60,15 +63,6 @@ MEDIA = {".json": "application/json", ".jsonl": "application/jsonl", ".tex": "ap
          ".toml": "application/toml", ".rst": "text/x-rst", ".html": "text/html"}
 LICENCES = {"https://spdx.org/licenses/CC-BY-4.0": "Creative Commons Attribution 4.0 International"}
 AUTHOR = re.compile(r"^(?P<name>[^<>]*[^<> ])(?: <(?P<url>https?://[^<> ]+)>)?$")   # as the config schema's
-
-
-@cache
-def kinds() -> CrateKinds:
-    """The core's artefact kinds and rules (``CORE``), then each registered system's (``System.crate``), in the
-    systems' order; read when a crate is made or read, not when the ``peftir`` command starts."""
-    joined = (CORE, *(system.crate for system in registered()))
-    return CrateKinds(*(tuple(item for one in joined for item in getattr(one, kind.name))
-                        for kind in fields(CrateKinds)))
 
 
 class CrateError(Exception):
@@ -106,9 +100,9 @@ def chain_of(report: str) -> Chain:
 
 
 def _licensed(record: dict) -> tuple[str, str] | None:
-    """The licensed collection a job read (its name and licence), from its params (``kinds().licensed``: a dataset's
+    """The licensed collection a job read (its name and licence), from its params (``KINDS.licensed``: a dataset's
     ``export`` from ir_datasets, a system's own collection from local files or ir_datasets)."""
-    for param in kinds().licensed:
+    for param in KINDS.licensed:
         collection = record["params"].get(param) or {}
         if collection.get("licence"):
             return collection.get("irds") or collection.get("path") or collection["source"], collection["licence"]
@@ -118,12 +112,12 @@ def _licensed(record: dict) -> tuple[str, str] | None:
 def left_out(path: str, record: dict, with_weights: bool, collections: bool) -> str | None:
     """Why a file of the chain stays out of the crate (None: it goes in)."""
     kind = (artefact(path) or ("",))[0]
-    if kind in kinds().weights and not with_weights:
+    if kind in KINDS.weights and not with_weights:
         return "model weights: referenced by hash; `peftir crate --with-weights` includes them"
-    if kind in kinds().vectors and not with_weights:
+    if kind in KINDS.vectors and not with_weights:
         return ("a corpus's vectors (a faiss or impact index), made from the retriever's weights: "
                 "referenced by hash; `peftir crate --with-weights` includes them")
-    if kind in kinds().collection:
+    if kind in KINDS.collection:
         licensed = _licensed(record)
         if licensed:
             return (f"documents of a licensed collection ({licensed[0]}): never copied; obtain {licensed[1]} "
@@ -298,7 +292,7 @@ class CrateWriter:
 
     def steps(self, workflow: object) -> dict[str, tuple[object, object]]:
         """Per rule of the chain, its HowToStep and its tool (the rule's script), in the DAG's order."""
-        order = kinds().steps                # a rule no system orders comes last
+        order = KINDS.steps                # a rule no system orders comes last
         rules = sorted({record["rule"] for record in self.chain.jobs.values()},
                        key=lambda rule: (order.index(rule) if rule in order else len(order), rule))
         made = {}
