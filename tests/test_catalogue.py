@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 from transformers.models.bert.modeling_bert import BertConfig
 
 from peftir.semi_siamese.contract import BEST_OF, METHODS, RANKERS, first_stage, resolve_method
@@ -168,7 +167,10 @@ def test_semi_siamese_methods_refuse_cross_encoders(method):
 
 
 def test_the_schema_names_exactly_the_catalogue():
-    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
+    from peftir.pipeline.config import SCHEMA, joined_schema
+
+    repo = Path(__file__).resolve().parents[1]
+    schema = joined_schema(repo / SCHEMA, repo)
     assert schema["$defs"]["method"]["enum"] == list(METHODS)
     assert schema["$defs"]["table_row"]["enum"] == [*METHODS, BEST_OF]
     assert schema["$defs"]["ranker"]["enum"] == list(RANKERS)

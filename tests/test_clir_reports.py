@@ -20,7 +20,8 @@ from peftir.evaluation.metrics import measure_run
 from peftir.clir.contract import clir_report_layout
 from peftir.pipeline.contract import PATHS, artefact
 from peftir.provenance import records
-from peftir.app.audit import Auditor, AuditFailure, audit, check_planned
+from peftir.app.audit import audit, check_planned
+from peftir.reports.auditor import AuditFailure, Auditor
 from peftir.clir.reports import AVG, build_clir_figure, drawn, make_clir_figure, make_clir_table
 from peftir.reports.tables import read_table
 from peftir.clir.plan import clir_report_runs

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from peftir.pipeline.config import ConfigError, validate
+from peftir.pipeline.config import ConfigError, joined_schema, validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -188,7 +188,7 @@ def test_keys_that_become_paths_follow_the_wildcard_constraints():
     """The schema's name pattern is the one Snakemake's wildcards must match (peftir.contract.wildcards.NAME)."""
     from peftir.contract.wildcards import NAME
 
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = joined_schema(SCHEMA, REPO)
     assert schema["$defs"]["name"]["pattern"] == f"^{NAME}$"
     for section in ("datasets", "tables", "figures"):
         assert schema["properties"][section]["propertyNames"] == {"$ref": "#/$defs/name"}

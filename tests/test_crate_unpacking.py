@@ -299,7 +299,8 @@ def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its
     """Qrels edited in a results folder or a crate, with the record's hashes (and everything after) redone, pass
     every hash check; the audit exports the collection's queries and qrels again from what ir_datasets has here and
     compares. A collection ir_datasets would have to download is named, not fetched."""
-    from peftir.app.audit import NOT_REEXPORTED, REEXPORTED, AuditFailure, Auditor, reexport_collections
+    from peftir.app.audit import NOT_REEXPORTED, REEXPORTED, reexport_collections
+    from peftir.reports.auditor import AuditFailure, Auditor
     from peftir.data.reexport import reexport
     from peftir.provenance import records
 
@@ -338,7 +339,8 @@ def test_queries_and_qrels_are_re_exported_from_ir_datasets_and_an_edit_with_its
 def test_a_collection_another_job_built_is_named_once_whichever_of_its_queries_the_chain_reads():
     """A CLIR collection job writes one queries file per language and a table's chain may read any of them (NeuCLIR's
     ru-ru reads only the Russian): the collection is counted and named as not re-exported, once."""
-    from peftir.app.audit import NOT_REEXPORTED, Auditor, reexport_collections
+    from peftir.app.audit import NOT_REEXPORTED, reexport_collections
+    from peftir.reports.auditor import Auditor
 
     made = {"rule": "clir_collection", "params": {}, "versions": {},
             "outputs": {"queries": {f"results/modular-clir/collection/{language}/queries.tsv": "0" * 64

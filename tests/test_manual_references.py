@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from peftir.pipeline.config import SCHEMA, joined_schema
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "peftir"
 PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
@@ -158,7 +160,7 @@ def _yaml_paths(node, prefix, out):
 def _config_keys() -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
     """Every key path of the configurations and the schema, and every key the configurations use."""
     out: set[tuple[str, ...]] = set()
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = joined_schema(REPO / SCHEMA, REPO)
     _schema_paths(schema, schema.get("$defs", {}), (), out)
     for file in [REPO / "config.yaml", *sorted((REPO / "config").rglob("*.yaml"))]:
         _yaml_paths(yaml.safe_load(file.read_text()), (), out)

@@ -86,7 +86,7 @@ def test_directory_hashes_are_framed_by_lengths_and_record_links_unfollowed(tmp_
 def test_the_audit_checks_a_folder_by_the_hashing_its_record_names(tmp_path, monkeypatch):
     """A record written before folders were framed names no ``hashing``: its folders are re-hashed the old way,
     and a record that names today's is held to it; a producer's digest is reused only under today's hashing."""
-    from peftir.app.audit import AuditFailure, Auditor
+    from peftir.reports.auditor import AuditFailure, Auditor
 
     monkeypatch.chdir(tmp_path)
     Path("results/models/m").mkdir(parents=True)

@@ -3,6 +3,7 @@ registration says, that no job's code version holds a registration (so adding or
 and that a job starts without reading the registry."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 import subprocess
@@ -15,8 +16,10 @@ import yaml
 from peftir import systems
 from peftir.app import crate
 from peftir.pipeline import contract, plan, relations
-from peftir.pipeline.config import SCHEMA, ConfigError, validate
+from peftir.pipeline import config as config_module
+from peftir.pipeline.config import SCHEMA, ConfigError, joined_schema, load_config, validate
 from peftir.provenance.code_version import modules
+from peftir.reports.auditor import Audits, ReportCheck
 from peftir.systems import RegistryError, System, registered
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,14 +47,35 @@ def test_the_pipeline_joins_what_the_systems_register_in_their_order():
 
 
 def test_what_a_system_names_as_module_attribute_is_there():
-    """Rescorers and cost functions are imported only when an audit rescores or a plan prices: a wrong name would
-    otherwise surface there first."""
+    """Rescorers, cost functions and audits are imported only when an audit rescores or a plan prices: a wrong name
+    would otherwise surface there first."""
     for system in registered():
         for rule, (check, target) in system.rescorers.items():
             assert check in ("reranking", "first_stage") and callable(systems.load(target)), (system.name, rule)
         if system.costs:
             costs = systems.load(system.costs)
-            assert costs and all(callable(function) for function in costs.values()), system.name
+            assert costs.rules and all(callable(function) for function in costs.rules.values()), system.name
+        assert isinstance(systems.load(system.audit), Audits), system.name
+
+
+def test_the_audit_checks_every_report_of_every_system_and_knows_each_kind_it_is_taught():
+    """Each table and figure the embedded default makes (every system's) has a check the audit was taught, and every
+    artefact kind a system's ``Audits`` names (its trace's edges, its trained and measured kinds) is one of the
+    joined contract's: a misspelt kind would only cut a trace short."""
+    from peftir.app.audit import AUDITS, CHECKS
+
+    config = load_config(REPO, [])
+    kinds = {contract.artefact(path)[0] for path in plan.report_files(config).values()}
+    assert len(kinds) == 7 and kinds <= set(CHECKS)
+    named = {*AUDITS.made_from, *(kind for kinds in AUDITS.made_from.values() for kind in kinds), *AUDITS.trained,
+             *AUDITS.measured, *AUDITS.reports}
+    assert sorted(kind for kind in named if not hasattr(contract.PATHS, kind)) == []
+
+
+def test_a_report_kind_taught_twice_is_refused():
+    check = ReportCheck("cell", lambda *_: [], lambda *_: ({}, ""))
+    with pytest.raises(ValueError, match="reports table_tex twice"):
+        Audits.joined([Audits(reports={"table_tex": check}), Audits(reports={"table_tex": check})])
 
 
 def test_the_shared_datasets_are_checked_before_each_systems_sections(irds_home):
@@ -60,6 +84,50 @@ def test_the_shared_datasets_are_checked_before_each_systems_sections(irds_home)
     config["experiment"]["datasets"] = ["nothing"]
     with pytest.raises(ConfigError, match="^config key datasets.vaswani.irds = 'no-such-collection'"):
         validate(config, REPO / SCHEMA, REPO)
+
+
+def test_each_systems_schema_fragment_is_joined_in_and_its_rules_need_resources():
+    schema = joined_schema(REPO / SCHEMA, REPO)
+    assert {"experiment", "modular_clir", "pretraining", "dense_retrieval", "sparse_retrieval"} <= set(
+        schema["properties"])
+    assert {"clir_system", "dense_cell", "splade_cell", "table_row"} <= set(schema["$defs"])
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    del config["resources"]["clir_table"]
+    with pytest.raises(ConfigError, match=r"^config key resources: missing key\(s\) clir_table;"):
+        validate(config, REPO / SCHEMA, REPO)
+
+
+def test_a_section_two_systems_define_is_refused(monkeypatch):
+    first = registered()[0]
+    twin = dataclasses.replace(first, name="twin", position=first.position + 1)
+    monkeypatch.setattr(config_module, "registered", lambda: (first, twin))
+    with pytest.raises(RegistryError, match=r"semi_siamese.schema.yaml: \$defs table_row is defined by system "
+                                            r"semi_siamese already"):
+        joined_schema(REPO / SCHEMA, REPO)
+
+
+def test_each_systems_pages_are_in_the_manuals_navigation(monkeypatch):
+    spec = importlib.util.spec_from_file_location("systems_nav", REPO / "docs" / "hooks" / "systems_nav.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    nav = hook.systems_nav(yaml.safe_load((REPO / "mkdocs.yml").read_text())["nav"])
+    listed = {page for item in nav if isinstance(item, dict) for entries in item.values() if isinstance(entries, list)
+              for entry in entries for page in entry.values()}
+    pages = {page for system in registered() for entries in system.manual.values() for _, page in entries}
+    assert len(pages) == 8 and pages <= listed and all((REPO / "docs" / page).is_file() for page in pages)
+    stray = dataclasses.replace(registered()[0], manual={"Papers": [("Toy", "systems/toy.md")]})
+    monkeypatch.setattr(hook, "registered", lambda: (stray,))
+    with pytest.raises(ValueError, match="lists pages under 'Papers', which mkdocs.yml's nav does not have"):
+        hook.systems_nav(yaml.safe_load((REPO / "mkdocs.yml").read_text())["nav"])
+
+
+def test_a_fragments_unknown_key_is_refused(monkeypatch, tmp_path):
+    fragment = tmp_path / "toy.schema.yaml"
+    fragment.write_text("resources: [toy]\nper-dataset: [toy]\n")
+    toy = _system("toy", 99, schema=str(fragment))
+    monkeypatch.setattr(config_module, "registered", lambda: (toy,))
+    with pytest.raises(RegistryError, match=r"toy.schema.yaml: unknown key\(s\) per-dataset; allowed: required, "):
+        joined_schema(REPO / SCHEMA, REPO)
 
 
 def _system(name: str, position: int, **more) -> System:

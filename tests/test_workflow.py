@@ -353,6 +353,11 @@ def test_a_clean_audit_passes_and_prints_the_chain(workflow):
     assert f"cell {CELL}" in one.stdout and "commit " in one.stdout
     assert one.stdout.count("(ir_measures agrees)") == 3 * 2     # one chain line per fold × seed
     assert "results/models/vaswani/colbert/ss_lora/fold1-seed1.pt" in one.stdout
+    assert re.search(r'^  config → params: method \{.*"name": "ss_lora".*; training \{.*; backbone \{', one.stdout,
+                     re.MULTILINE)      # the params the weights were trained with
+    best = audit(workflow, "--cell", "colbert:lft_best:vaswani:P@20", "--skip-config")
+    assert best.returncode == 0 and re.search(r"cell colbert:lft_best:vaswani:P@20 \(.* P@20, taken from "
+                                              r"(lora|prefix|prefix_then_lora)\)", best.stdout), best.stdout[-2000:]
 
 
 def _first_line_with_new_score(data: bytes) -> bytes:

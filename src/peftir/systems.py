@@ -76,16 +76,21 @@ class System:
     order, reports are listed and the relations documented in it), since entry points come in no fixed order.
     ``checks`` pairs each config section the system owns with the function that checks it beyond the schema; the
     system is in a run when the config has one of them (its rules file included, its check run). ``rules`` is its
-    Snakemake rules file: relative to the workflow's checkout, or absolute (a system installed from another package
-    ships its own). ``papers`` are its tables' folders under ``results/tables/``; ``root_paper`` is the paper whose
-    tables sit there without a folder (one system at most). ``default_target`` gives the files ``snakemake`` builds
-    with no target, where the system has a say. ``rescorers`` names, by rule, how ``peftir audit --rescore``
-    re-derives a run of that rule from its weights: the check (``reranking`` or ``first_stage``,
-    ``peftir.app.rescore``) and the function scoring again, as ``module:function`` (imported only when a run is
-    rescored). ``costs`` names, as ``module:attribute``, its GPU rules' cost functions by rule
-    (``peftir.execution.work``; imported only by ``peftir plan``, since pricing a job imports torch): a GPU rule it
-    leaves out is priced at nothing, which ``peftir plan`` says. ``crate`` says how a crate treats its artefacts
-    (``CrateKinds``)."""
+    Snakemake rules file, ``schema`` its fragment of the config schema (its sections, definitions and rules'
+    resources: ``peftir.pipeline.config.joined_schema``): each relative to the workflow's checkout, or absolute (a
+    system installed from another package ships its own). ``papers`` are its tables' folders under
+    ``results/tables/``; ``root_paper`` is the paper whose tables sit there without a folder (one system at most).
+    ``default_target`` gives the files ``snakemake`` builds with no target, where the system has a say.
+    ``rescorers`` names, by rule, how ``peftir audit --rescore`` re-derives a run of that rule from its weights: the
+    check (``reranking`` or ``first_stage``, ``peftir.app.rescore``) and the function scoring again, as
+    ``module:function`` (imported only when a run is rescored). ``costs`` names, as ``module:attribute``, what it
+    tells the cost plan (``peftir.execution.work.Costs``: its GPU rules' cost functions, its hub backbones' sizes;
+    imported only by ``peftir plan``, since pricing a job imports torch): a GPU rule it leaves out is priced at
+    nothing, which ``peftir plan`` says. ``audit`` names, as ``module:attribute``, what it teaches ``peftir audit``
+    (``peftir.reports.auditor.Audits``: its reports' checks, its artefacts' chain; imported only when auditing): a
+    report kind no system teaches is refused by the audit, named. ``manual`` lists its pages of the manual (``docs/``)
+    by the navigation section they belong in, as (title, page) (``docs/hooks/systems_nav.py``). ``crate`` says how a
+    crate treats its artefacts (``CrateKinds``)."""
 
     name: str
     position: int
@@ -93,12 +98,15 @@ class System:
     plan: Plan
     rules: str
     checks: Sequence[tuple[str, Callable[[Config], None]]]
+    schema: str | None = None
     relations: Sequence[Section] = ()
     papers: Sequence[str] = ()
     root_paper: str | None = None
     default_target: Callable[[Config], list[str]] | None = None
     rescorers: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     costs: str | None = None
+    audit: str | None = None
+    manual: Mapping[str, Sequence[tuple[str, str]]] = field(default_factory=dict)
     crate: CrateKinds = CrateKinds()
 
     def in_run(self, config: Config) -> bool:
@@ -108,6 +116,10 @@ class System:
     def rules_file(self, checkout: str | Path) -> str:
         """Its rules file as the Snakefile includes it."""
         return str(Path(checkout) / self.rules)
+
+    def schema_file(self, checkout: str | Path) -> str:
+        """Its config schema fragment, where the config check reads it."""
+        return str(Path(checkout) / self.schema)
 
 
 class RegistryError(ActionableError):
@@ -150,7 +162,7 @@ def in_run(config: Config) -> tuple[System, ...]:
 
 
 def load(target: str) -> Any:
-    """What ``module:attribute`` names (a system's rescorer, its cost functions), imported now: a system names these
-    rather than importing them, so that registering stays light."""
+    """What ``module:attribute`` names (a system's rescorer, its cost functions, its audit), imported now: a system
+    names these rather than importing them, so that registering stays light."""
     module, _, attribute = target.partition(":")
     return getattr(import_module(module), attribute)

@@ -2,7 +2,7 @@
 ``peftir plan``'s GPU-hours: registered as its system's ``costs``. No job imports this module."""
 from __future__ import annotations
 
-from ..execution.work import Config, CostFunction, Passes, Work
+from ..execution.work import Config, CostFunction, Costs, Passes, Work
 from .contract import PARAMS
 
 
@@ -30,5 +30,8 @@ def _rerank_clir(config: Config, wc: dict) -> Work:
                 note="60 CLEF topics")
 
 
-COSTS: dict[str, CostFunction] = {
-    "mlm_language_adapter": _language_module, "ranking_adapter": _ranking_module, "rerank_clir": _rerank_clir}
+COSTS = Costs(
+    {"mlm_language_adapter": _language_module, "ranking_adapter": _ranking_module, "rerank_clir": _rerank_clir},
+    hub={"bert-base-multilingual-uncased": ("bert", {"vocab_size": 105879}),       # mBERT: BERT-base, 105,879 pieces
+         "sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking": ("distilbert",
+                                                                                 {"vocab_size": 119547})})

@@ -6,7 +6,7 @@ from the pre-ranker by an unpaired two-sided t-test (p <= 0.05). Figure 2 plots 
 ranking module's reduction factor. The numbers come from ``peftir.reports.cells`` (means of the runs'
 metric means, the runs and per-query values behind each) and the tables are laid out by
 ``peftir.reports.tables``, so both papers' reports share their arithmetic, file formats and audit
-(``peftir.app.audit``). Here: which metrics files make which cell, and the authors' test.
+(``peftir.clir.audit``). Here: which metrics files make which cell, and the authors' test.
 """
 from __future__ import annotations
 

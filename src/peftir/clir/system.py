@@ -8,8 +8,12 @@ from . import contract, plan, relations
 from .config import check_modular_clir
 
 SYSTEM = System(name="clir", position=20, contract=contract, plan=plan, rules="workflow/rules/clir.smk",
+                schema="workflow/schemas/clir.schema.yaml",
                 checks=(("modular_clir", check_modular_clir),), relations=(relations.SECTION,),
                 papers=(contract.CLIR_PAPER,), costs="peftir.clir.cost:COSTS",
+                audit="peftir.clir.audit:AUDITS",
+                manual={"Systems": [("Modular cross-lingual rerankers", "systems/modular-clir.md")],
+                        "Fidelity to the papers": [("Modular cross-lingual rerankers", "fidelity/modular-clir.md")]},
                 crate=CrateKinds(
                     weights=("clir_backbone", "clir_mlm_backbone", "language_module", "ranking_module"),
                     collection=("clir_package", "clir_corpus", "clir_heldout", "clir_docs", "clir_index",

@@ -3,7 +3,7 @@
 Each point is one layer's entropy from one attention file (``peftir.dense.attention_entropy``): the JSON twin
 holds every point with where it comes from (the file, the checkpoint, the sample of passages), the CSV twin the same
 points one a row, so a number in the figure can be traced without reading the PDF. The audit
-(``peftir.app.audit``) checks each point against its file and redraws the PDF from the JSON twin.
+(``peftir.dense.audit``) checks each point against its file and redraws the PDF from the JSON twin.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ this module."""
 from __future__ import annotations
 
 from ..data.sizes import collection_size
-from ..execution.work import (Config, CostFunction, Passes, Work, documents, pair_tokens, sized_backbone,
+from ..execution.work import (Config, CostFunction, Costs, Passes, Work, documents, pair_tokens, sized_backbone,
                               split_queries)
 from .contract import PARAMS
 
@@ -59,7 +59,11 @@ def _pretrain(config: Config, wc: dict) -> Work:
                 passes=Passes(spec["chunk"], rows, spec["max_len"], heads, coupled=spec["objective"] != "condenser"))
 
 
-COSTS: dict[str, CostFunction] = {
-    "train_retriever": _train_retriever, "dense_index": _dense_index, "dense_index_untrained": _dense_index,
-    "dense_search": _dense_search, "dense_search_untrained": _dense_search, "dense_search_target": _dense_search,
-    "mine_negatives": _mine, "pretrain": _pretrain}
+COSTS = Costs(
+    {"train_retriever": _train_retriever, "dense_index": _dense_index, "dense_index_untrained": _dense_index,
+     "dense_search": _dense_search, "dense_search_untrained": _dense_search, "dense_search_target": _dense_search,
+     "mine_negatives": _mine, "pretrain": _pretrain},
+    hub={"Luyu/condenser": ("bert", {}), "Luyu/co-condenser-marco": ("bert", {}),
+         "roberta-large": ("roberta", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                                       "intermediate_size": 4096, "vocab_size": 50265,
+                                       "max_position_embeddings": 514})})      # RoBERTa-large: 24 × 1,024

@@ -8,9 +8,13 @@ from . import contract, plan, relations
 from .config import check_dense_retrieval, check_pretraining
 
 SYSTEM = System(name="dense", position=30, contract=contract, plan=plan, rules="workflow/rules/dense.smk",
+                schema="workflow/schemas/dense.schema.yaml",
                 checks=(("pretraining", check_pretraining), ("dense_retrieval", check_dense_retrieval)),
                 relations=(relations.PRETRAINING, relations.SECTION), papers=contract.DENSE_PAPERS,
-                costs="peftir.dense.cost:COSTS",
+                costs="peftir.dense.cost:COSTS", audit="peftir.dense.audit:AUDITS",
+                manual={"Systems": [("Dense retrieval: DPTDR and Condenser", "systems/dense-retrieval.md")],
+                        "Fidelity to the papers": [("DPTDR", "fidelity/dptdr.md"),
+                                                   ("Condenser", "fidelity/condenser.md")]},
                 crate=CrateKinds(
                     weights=("pretraining_mlm_backbone", "pretrained", "retriever_model"),
                     vectors=("dense_index", "untrained_index"),

@@ -6,7 +6,7 @@ No job imports this module."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from ..contract.backbones import starting_model
@@ -16,6 +16,20 @@ from . import passes
 Config = Mapping[str, Any]
 CostFunction = Callable[[Config, dict], "Work"]     # a rule's: the work of one of its jobs, from its wildcards
 
+# Architectures of the public backbones every system may start from, by the Hugging Face config class defaults and the
+# published sizes (bert-base: 12 × 768; DistilBERT: 6 × 768); a system adds the hub names its paper configurations
+# use (``Costs.hub``), and a local directory is read from its own config.json.
+HUB = {"bert-base-uncased": ("bert", {}), "distilbert-base-uncased": ("distilbert", {})}
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What a system tells the cost plan (``System.costs``): the cost function of each of its GPU rules, and the
+    architecture of each hub backbone its paper configurations name that ``HUB`` lacks (the Hugging Face config
+    class's family and the fields that differ from its defaults), so the plan sizes it without a download."""
+
+    rules: Mapping[str, CostFunction]
+    hub: Mapping[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
 
 @dataclass
 class Architecture:

@@ -18,11 +18,12 @@ import jsonschema
 import yaml
 
 from ..contract.checks import ConfigError, text_fields
-from ..systems import registered
+from ..systems import RegistryError, registered
 from . import relations
 from .plan import built_datasets
 
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"    # relative to the checkout
+FRAGMENT = ("required", "resources", "per_dataset", "$defs", "properties")     # what a system's schema fragment holds
 
 
 # JSON Schema counts 2.0 as an integer; a count given as a float is a mistake worth naming.
@@ -77,6 +78,43 @@ def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
     return ConfigError(f"config key {key}{value}: {_allowed(error)}")
 
 
+def joined_schema(schema_path: str | Path, checkout: str | Path) -> dict:
+    """The whole config schema: the shared sections' (``schema_path``) with each registered system's fragment
+    (``peftir.systems.System.schema``) joined in: its sections (``properties``, ``required``), its definitions
+    (``$defs``), and its rules' entries in ``resources`` (all required) and in a dataset's ``resources`` overrides
+    (``per_dataset``). A fragment's unknown key, and a section, definition or rule two of them define, are refused,
+    naming both."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    resources = schema["properties"]["resources"]
+    overrides = schema["properties"]["datasets"]["additionalProperties"]["properties"]["resources"]["properties"]
+    owner = {**{f"{part} {name}": "the shared schema" for part in ("$defs", "properties") for name in schema[part]},
+             **{f"resources {rule}": "the shared schema" for rule in resources["properties"]}}
+    for system in registered():
+        if not system.schema:
+            continue
+        path = system.schema_file(checkout)
+        fragment = yaml.safe_load(Path(path).read_text())
+        unknown = sorted(set(fragment) - set(FRAGMENT))
+        if unknown:
+            raise RegistryError(f"{path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(FRAGMENT)}")
+        named = [f"{part} {name}" for part in ("$defs", "properties") for name in fragment.get(part, {})]
+        for key in named + [f"resources {rule}" for rule in fragment.get("resources", [])]:
+            if key in owner:
+                raise RegistryError(f"{path}: {key} is defined by {owner[key]} already")
+            owner[key] = f"system {system.name}"
+        for part in ("$defs", "properties"):
+            schema[part].update(fragment.get(part, {}))
+        schema["required"] += fragment.get("required", [])
+        resources["required"] += fragment.get("resources", [])
+        resources["properties"].update({rule: {"$ref": "#/$defs/resources"} for rule in fragment.get("resources", [])})
+        outside = sorted(set(fragment.get("per_dataset", [])) - set(fragment.get("resources", [])))
+        if outside:
+            raise RegistryError(f"{path}: per_dataset names rules that are not among its resources: "
+                                f"{', '.join(outside)}")
+        overrides.update({rule: {"$ref": "#/$defs/resource_overrides"} for rule in fragment.get("per_dataset", [])})
+    return schema
+
+
 def validate(config: dict, schema_path: str | Path, checkout: str | Path | None = None,
              configfiles: list[str] | None = None) -> None:
     """Raise ConfigError naming the first problem; also checks cross-references between sections. ``checkout``: the
@@ -85,7 +123,7 @@ def validate(config: dict, schema_path: str | Path, checkout: str | Path | None 
     checkout = Path(checkout) if checkout else Path(schema_path).resolve().parents[2]
     if configfiles is not None:
         _check_stacking(config, checkout, configfiles)
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = joined_schema(schema_path, checkout)
     errors = sorted(_Validator(schema).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:

@@ -35,24 +35,12 @@ from typing import Any, Mapping
 from ..contract.backbones import EMBEDDED_MULTILINGUAL
 from ..data.export import check_available
 from ..execution import passes
-from ..execution.work import Architecture, CostFunction, Work
+from ..execution.work import HUB, Architecture, CostFunction, Work
 from ..systems import load, registered
 from .config import load_config
 
 CALIBRATION = Path("benchmarks") / "calibration.json"      # in the checkout
 Config = Mapping[str, Any]
-
-
-# Architectures of the hub names the paper configurations use, by the Hugging Face config class defaults and the
-# published sizes (bert-base: 12 × 768; RoBERTa-large: 24 × 1,024; DistilBERT: 6 × 768; mBERT: BERT-base with
-# 105,879 pieces); a local directory is read from its own config.json.
-HUB = {"bert-base-uncased": ("bert", {}), "bert-base-multilingual-uncased": ("bert", {"vocab_size": 105879}),
-       "naver/splade-cocondenser-ensembledistil": ("bert", {}), "castorini/tct_colbert-v2-msmarco": ("bert", {}),
-       "Luyu/co-condenser-marco": ("bert", {}), "Luyu/condenser": ("bert", {}),
-       "distilbert-base-uncased": ("distilbert", {}),
-       "sentence-transformers/distilbert-multilingual-nli-stsb-quora-ranking": ("distilbert", {"vocab_size": 119547}),
-       "roberta-large": ("roberta", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
-                                     "intermediate_size": 4096, "vocab_size": 50265, "max_position_embeddings": 514})}
 
 
 def _built_config(name: str):
@@ -71,7 +59,7 @@ BUILT = {EMBEDDED_MULTILINGUAL: (_built_config, "sized before the multilingual_b
 
 @cache
 def architecture(name: str) -> Architecture:
-    """The size of the backbone ``name`` (a hub name of ``HUB``, one a job builds (``BUILT``), or anything
+    """The size of the backbone ``name`` (a hub name of ``HUB_SIZES``, one a job builds (``BUILT``), or anything
     ``peftir.contract.backbones`` finds a config.json for), counted from its modules built on the meta device."""
     import torch
     from transformers import AutoConfig, AutoModel, BertConfig, DistilBertConfig, RobertaConfig
@@ -79,8 +67,8 @@ def architecture(name: str) -> Architecture:
     from ..contract.backbones import config_file, hub_repository
 
     repo = hub_repository(name)[0]     # a pinned hub name is sized as its repository
-    if repo in HUB:
-        family, overrides = HUB[repo]
+    if repo in HUB_SIZES:
+        family, overrides = HUB_SIZES[repo]
         config = {"bert": BertConfig, "distilbert": DistilBertConfig, "roberta": RobertaConfig}[family](**overrides)
     elif name in BUILT:
         config = BUILT[name][0](name)
@@ -88,7 +76,7 @@ def architecture(name: str) -> Architecture:
         found = config_file(name)
         if found is None:
             raise ValueError(f"{name}: no config.json here and not a hub name the plan knows "
-                             f"(peftir.pipeline.cost.HUB)")
+                             f"(peftir.execution.work.HUB, or a system's Costs.hub)")
         config = AutoConfig.from_pretrained(found.parent)
     with torch.device("meta"):
         model = AutoModel.from_config(config)
@@ -133,8 +121,22 @@ class Calibration:
 
 
 # The work of each rule's job: every registered system's cost functions (``System.costs``), by rule.
-RULES: dict[str, CostFunction] = {rule: function for system in registered() if system.costs
-                                  for rule, function in load(system.costs).items()}
+COSTS = [load(system.costs) for system in registered() if system.costs]
+RULES: dict[str, CostFunction] = {rule: function for costs in COSTS for rule, function in costs.rules.items()}
+
+
+def _hub() -> dict[str, tuple[str, dict]]:
+    """The architectures of the hub backbones: the shared public ones and each system's; a name two systems size
+    differently is refused."""
+    joined = dict(HUB)
+    for costs in COSTS:
+        for name, architecture in costs.hub.items():
+            if joined.setdefault(name, architecture) != architecture:
+                raise ValueError(f"hub backbone {name} is sized two ways: {joined[name]} and {architecture}")
+    return joined
+
+
+HUB_SIZES = _hub()
 
 
 # --- the jobs -------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ A table is a list of cells, one per printed number, in print order (``table_cell
 reference rows (BM25, the untrained backbone), then per ranker group its method rows (mean over all folds × seeds, per-seed
 means, the one-tailed t-test against the group's full fine-tuning row, the runs and per-query
 values behind it) and its "Improvement (%)" row. ``peftir.reports.tables`` lays the cells out;
-``peftir.app.audit`` recomputes them.
+the audit recomputes them (``peftir.reports.auditor`` and each system's checks on it).
 """
 from __future__ import annotations
 

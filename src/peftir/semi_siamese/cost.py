@@ -2,7 +2,7 @@
 ``peftir plan``'s GPU-hours: registered as its system's ``costs``. No job imports this module."""
 from __future__ import annotations
 
-from ..execution.work import Config, CostFunction, Passes, Work, pair_tokens, split_queries
+from ..execution.work import Config, CostFunction, Costs, Passes, Work, pair_tokens, split_queries
 from .contract import PARAMS
 
 
@@ -29,4 +29,4 @@ def _rerank(config: Config, wc: dict) -> Work:
                 (pair if wc["ranker"] == "monobert" else single))
 
 
-COSTS: dict[str, CostFunction] = {"train": _train, "train_first_stage": _train, "rerank": _rerank}
+COSTS = Costs({"train": _train, "train_first_stage": _train, "rerank": _rerank})

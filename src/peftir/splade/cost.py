@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..data.sizes import collection_size
-from ..execution.work import Config, CostFunction, Passes, Work, documents, sized_backbone, split_queries
+from ..execution.work import Config, CostFunction, Costs, Passes, Work, documents, sized_backbone, split_queries
 from .contract import PARAMS
 
 
@@ -50,6 +50,8 @@ def _splade_rerank(config: Config, wc: dict) -> Work:
     return Work(spec["backbone"], encoded=queries * settings["depth"] * spec["train"]["max_len"])
 
 
-COSTS: dict[str, CostFunction] = {
-    "train_splade": _train_splade, "splade_index": _splade_index, "splade_search": _splade_search,
-    "train_splade_reranker": _train_splade_reranker, "splade_rerank": _splade_rerank}
+COSTS = Costs(
+    {"train_splade": _train_splade, "splade_index": _splade_index, "splade_search": _splade_search,
+     "train_splade_reranker": _train_splade_reranker, "splade_rerank": _splade_rerank},
+    hub={"naver/splade-cocondenser-ensembledistil": ("bert", {}), "castorini/tct_colbert-v2-msmarco": ("bert", {}),
+         "Luyu/co-condenser-marco": ("bert", {})})

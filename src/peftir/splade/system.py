@@ -8,8 +8,12 @@ from . import contract, plan, relations
 from .config import check_sparse_retrieval
 
 SYSTEM = System(name="splade", position=40, contract=contract, plan=plan, rules="workflow/rules/splade.smk",
+                schema="workflow/schemas/splade.schema.yaml",
                 checks=(("sparse_retrieval", check_sparse_retrieval),), relations=(relations.SECTION,),
                 papers=(contract.SPARSE_PAPER,), costs="peftir.splade.cost:COSTS",
+                audit="peftir.splade.audit:AUDITS",
+                manual={"Systems": [("Adapters-SPLADE", "systems/splade-adapters.md")],
+                        "Fidelity to the papers": [("Adapters-SPLADE", "fidelity/splade-adapters.md")]},
                 crate=CrateKinds(
                     weights=("splade_model", "reranker_model"), vectors=("splade_index",),
                     collection=("splade_teacher_scores",),
