@@ -18,12 +18,17 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))
 
 
+# Files whose few integration tests run for minutes each (a real cluster's round trips), started with the long builds.
+LONG_ALONE = ("test_slurm.py",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files with the most integration tests (each builds a workflow once, for minutes) first: ``make test``
     runs a file per worker (pytest-xdist's ``--dist loadfile``) in collection order, so the long builds start at
-    once and the short tests fill in beside them, instead of one build trailing alone at the end."""
+    once and the short tests fill in beside them, instead of one build trailing alone at the end (as the SLURM test,
+    one test of five minutes, did when it was ordered by its count)."""
     weight = Counter(item.path for item in items if item.get_closest_marker("integration"))
-    items.sort(key=lambda item: -weight[item.path])        # stable: the order within a file is kept
+    items.sort(key=lambda item: (item.path.name not in LONG_ALONE, -weight[item.path]))   # stable within a file
 
 
 @pytest.fixture(scope="session")
