@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from ..evaluation import stats
 from ..reports.auditor import (Auditor, Audits, ReportCheck, Say, check_runs, check_star, chosen, compare_cells,
-                               rebuilt)
+                               rebuilt, report_of)
 from ..reports.cells import METHOD_ROW, REFERENCE_ROW
 from ..reports.tables import read_table
 from . import reports
@@ -70,8 +70,7 @@ def figure_points(auditor: Auditor, pdf_path: str, record: dict, cells: list[str
 
 def planned(record: dict, config: Mapping[str, Any], report: str) -> tuple[dict[str, list[str]], str]:
     """The runs' files the config asks of a table or figure, by input name, and the settings they follow."""
-    kind = "tables" if "table" in record["wildcards"] else "figures"
-    name = record["wildcards"]["table" if kind == "tables" else "figure"]
+    kind, name = report_of(record)
     return clir_report_runs(config, kind, name), f"modular_clir.ranking.seeds, {kind}.{name}'s pairs, systems"
 
 

@@ -31,6 +31,7 @@ class Costs:
     rules: Mapping[str, CostFunction]
     hub: Mapping[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
 
+
 @dataclass
 class Architecture:
     """A backbone's size as its modules count it: non-embedding parameters, hidden size, layers, MLM head."""

@@ -302,6 +302,13 @@ class Auditor:
         return found[0] if found else ""
 
 
+def report_of(record: dict) -> tuple[str, str]:
+    """Which report a table's or figure's job made, from its record's wildcards: ("tables", name) or ("figures",
+    name), as a config names it."""
+    kind = "tables" if "table" in record["wildcards"] else "figures"
+    return kind, record["wildcards"]["table" if kind == "tables" else "figure"]
+
+
 def chosen(numbers: list[dict], cells: list[str] | None, report: str, say: Say
            ) -> list[dict] | None:
     """The ``cells`` asked for (every one when None); None, having said which exist, for an unknown one."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, Mapping
 
-from ..reports.auditor import Auditor, Audits, ReportCheck, Say, chosen, close
+from ..reports.auditor import Auditor, Audits, ReportCheck, Say, chosen, close, report_of
 from ..reports.cells import IMPROVEMENT_ROW, METHOD_ROW, REFERENCE_ROW, improvement_cell
 from ..reports.tables import read_table, render_latex
 from .contract import BASELINE, PATHS, REFERENCES
@@ -109,8 +109,7 @@ def underlying(json_path: str, cells: set[str]) -> set[str]:
 def planned(record: dict, config: Mapping[str, Any], report: str) -> tuple[dict[str, list[str]], str]:
     """The metrics and summaries files (and, for a table, the reference systems' metrics) the config asks of a table
     or figure, and the settings they follow."""
-    kind = "tables" if "table" in record["wildcards"] else "figures"
-    name = record["wildcards"]["table" if kind == "tables" else "figure"]
+    kind, name = report_of(record)
     found = {"metrics": report_runs(config, kind, name, PATHS.metrics),
              "summaries": report_runs(config, kind, name, PATHS.summary)}
     if kind == "tables":
