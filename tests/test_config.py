@@ -29,6 +29,24 @@ def test_shipped_configurations_are_valid():
     validate(overlay(DEFAULT, yaml.safe_load((REPO / "config/paper.yaml").read_text())), SCHEMA)
 
 
+def test_a_system_the_config_leaves_out_asks_nothing_of_resources_and_one_it_has_asks_its_rules():
+    """A system is in a run when the config has one of its sections, not null and not empty (``System.in_run``):
+    only then must ``resources`` hold its rules' entries, so an installed system a config does not use (or one
+    switched off, as the paper configurations switch the others off) asks nothing of it."""
+    clir_rules = [rule for rule in DEFAULT["resources"] if "clir" in rule]
+    config = copy.deepcopy(DEFAULT)
+    config["modular_clir"] = None
+    for rule in clir_rules:
+        config["resources"].pop(rule)
+    validate(config, SCHEMA)
+    config = copy.deepcopy(DEFAULT)
+    config["resources"].pop("rerank_clir")
+    with pytest.raises(ConfigError, match=r"config key resources: missing key\(s\) rerank_clir; required keys: "
+                                          r"debian_package, .* \(the rules of clir, whose section modular_clir the "
+                                          r"config has\)"):
+        validate(config, SCHEMA)
+
+
 def dry_run(workdir: Path, *args: str, configs: tuple[str, ...] = ()) -> dict[str, int]:
     """Jobs per rule that ``snakemake -n`` plans (no data needed)."""
     result = subprocess.run([sys.executable, "-m", "snakemake", "-n", *args, "--cores", "1", "--snakefile",

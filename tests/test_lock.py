@@ -4,6 +4,7 @@ machine; every locked distribution carries its hashes, and the environment the t
 from __future__ import annotations
 
 import re
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 
@@ -41,8 +42,11 @@ def test_the_lock_leaves_torch_and_its_cuda_libraries_to_their_own_pip_call():
 
 
 def test_this_environment_is_the_locked_one():
-    """What `make install` installed: every locked distribution at its locked version."""
-    installed = {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+    """What `make install` installed: every locked distribution at its locked version, in the environment's own
+    site-packages (setuptools, once imported by any test of this process, appends its vendored copies of
+    importlib-metadata, packaging, platformdirs and zipp to sys.path: they are not what was installed)."""
+    site = list(dict.fromkeys(sysconfig.get_path(name) for name in ("purelib", "platlib")))
+    installed = {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions(path=site)}
     wanted = {**pins(REPO / "envs/requirements.lock"), **pins(REPO / "envs/no-deps.lock")}
     assert {name: (version, installed.get(name)) for name, version in wanted.items()
             if installed.get(name) != version} == {}

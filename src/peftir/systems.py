@@ -80,6 +80,10 @@ class System:
     resources: ``peftir.pipeline.config.joined_schema``): each relative to the workflow's checkout, or absolute (a
     system installed from another package ships its own). ``papers`` are its tables' folders under
     ``results/tables/``; ``root_paper`` is the paper whose tables sit there without a folder (one system at most).
+    ``reported`` is the folder of its papers' reported numbers (``<paper>.yaml``, ``peftir.reports.reported``):
+    relative to the checkout, or ``<package>:<folder>`` in its installed package (records name its files so,
+    wherever the package is installed); None for the config's ``reproduction.reported`` (the systems the checkout
+    holds).
     ``default_target`` gives the files ``snakemake`` builds with no target, where the system has a say.
     ``rescorers`` names, by rule, how ``peftir audit --rescore`` re-derives a run of that rule from its weights: the
     check (``reranking`` or ``first_stage``, ``peftir.app.rescore``) and the function scoring again, as
@@ -102,6 +106,7 @@ class System:
     relations: Sequence[Section] = ()
     papers: Sequence[str] = ()
     root_paper: str | None = None
+    reported: str | None = None
     default_target: Callable[[Config], list[str]] | None = None
     rescorers: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     costs: str | None = None
@@ -112,6 +117,12 @@ class System:
     def in_run(self, config: Config) -> bool:
         """Whether a run of ``config`` has this system: whether the config has one of its sections."""
         return any(config.get(section) for section, _ in self.checks)
+
+    @property
+    def package(self) -> str:
+        """The installed top-level package its modules are in (its contract's): what a job's code version follows
+        into (``peftir.provenance.code_version``) beside ``peftir``."""
+        return self.contract.__name__.partition(".")[0]
 
     def rules_file(self, checkout: str | Path) -> str:
         """Its rules file as the Snakefile includes it."""
@@ -154,6 +165,11 @@ def _checked(systems: list[System]) -> tuple[System, ...]:
         raise RegistryError(f"more than one system has its tables at results/tables/ without a folder: "
                             f"{', '.join(roots)}")
     return tuple(sorted(systems, key=lambda system: system.position))
+
+
+def packages() -> tuple[str, ...]:
+    """The packages a job's code version follows: ``peftir`` and each registered system's, sorted."""
+    return tuple(sorted({"peftir", *(system.package for system in registered())}))
 
 
 def in_run(config: Config) -> tuple[System, ...]:

@@ -12,7 +12,7 @@ from peftir.provenance.records import CONFIGFILES_ENV, WORKFLOW_ENV, workflow_fi
 from peftir.pipeline import plan, warm
 from peftir.pipeline.config import ConfigError, validate
 from peftir.pipeline.landing_page import LandingPage
-from peftir.systems import in_run
+from peftir.systems import in_run, packages
 
 # Jobs record the workflow's checkout and the run's config files (peftir.provenance.records).
 CONFIGFILES = [os.path.abspath(path) for path in workflow.config_settings.configfiles]
@@ -26,6 +26,7 @@ os.environ[WORKFLOW_ENV] = workflow.basedir
 os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)
 
 SYSTEMS = in_run(config)  # the registered systems this config has (peftir.systems): their rules files are included
+PACKAGES = packages()  # peftir and the registered systems' packages: what a job's code version follows
 REPORTS = plan.report_files(config)
 config["_report"] = LandingPage(
     workflow.basedir,
@@ -48,16 +49,16 @@ def param_of(*concerns):
 
 def params_of(script, *concerns, **bundles):
     """A rule's params: one per config concern its jobs use (peftir.pipeline.contract.PARAMS), bundles of concerns
-    under one name (`param_of`), and `code`, the code behind `workflow/scripts/<script>.py` by content
-    (peftir.provenance.code_version): a job reruns when that code changes and not when a comment, a docstring or the
-    provenance code does."""
+    under one name (`param_of`), and `code`, the code behind `workflow/scripts/<script>.py` (or the absolute path of
+    a script an installed system ships, without `.py`) by content (peftir.provenance.code_version): a job reruns when
+    that code changes and not when a comment, a docstring or the provenance code does."""
     path = os.path.join(SCRIPTS, f"{script}.py")
     unknown = sorted(set(bundles) - set(BUNDLES))
     if unknown:
         raise WorkflowError(f"params_of({script!r}): {unknown} not among the bundles {BUNDLES}")
     single = {name: (lambda wildcards, name=name: PARAMS[name](config, dict(wildcards.items()))) for name in concerns}
     joined = {name: param_of(*names) for name, names in bundles.items()}
-    return {**single, **joined, "code": lambda wildcards: code_version(path, workflow.basedir)}
+    return {**single, **joined, "code": lambda wildcards: code_version(path, workflow.basedir, PACKAGES)}
 
 
 def reported_of(files):

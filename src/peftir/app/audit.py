@@ -40,13 +40,13 @@ from ..pipeline import plan
 from ..pipeline.config import ConfigError, load_config
 from ..pipeline.contract import PARAMS, PATHS, artefact
 from ..provenance import records
-from ..provenance.code_version import changed, code_version
+from ..provenance.code_version import changed, code_version, shipped_path
 from ..reports import scorecard
 from ..reports.auditor import (COMPANION_TESTS, METRICS_RECOMPUTED, TESTS_RERUN, AuditFailure, Auditor, Audits,
                                ReportCheck, Say)
 from ..reports.figures import rendered
 from ..reports.significance_tables import companion_of, render_significance_latex
-from ..systems import load, registered
+from ..systems import load, packages, registered
 from .rescore import RESCORED_RULES, rescore
 
 AUDITS = Audits.joined(load(system.audit) for system in registered() if system.audit)
@@ -76,12 +76,12 @@ def stale(record: dict, config: dict, checkout: Path) -> str | None:
     """Why a record's params no longer follow from ``config`` and the checkout's code, or None."""
     for name, recorded in record["params"].items():
         if name == "code":
-            now = code_version(str(Path(checkout) / recorded["script"]), checkout)
+            now = code_version(str(shipped_path(recorded["script"], checkout)), checkout, packages())
             if now != recorded:
                 return f"the code it ran has changed since ({', '.join(changed(recorded, now))})"
         elif name == "reported":
             for entry in recorded:
-                if not (Path(checkout) / entry["path"]).is_file() or \
+                if not shipped_path(entry["path"], checkout).is_file() or \
                         records.workflow_file(entry["path"], checkout) != entry:
                     return f"{entry['path']}, the paper's reported numbers it shows, has changed since"
         elif name in PARAMS:
@@ -280,10 +280,11 @@ def audit(report: str, checkout: Path, cells: list[str] | None = None, check_con
                                                                                                        ()))))
     shared = (METRICS_RECOMPUTED, TESTS_RERUN, COMPANION_TESTS)      # a system's own recomputing checks in between
     recomputed = [shared[0], *sorted(set(counts) - set(shared) - SAID_APART), *shared[1:]]
+    installed = "".join(f" and the installed {package}" for package in packages() if package != "peftir")
     say(f"audit passed: {len(numbers)} {CHECKS[kind].what}(s), "
         f"{len(set(auditor.verified) - set(skipped))} files re-hashed with their inputs"
         + "".join(f", {counts[check]} {check}" for check in recomputed if counts.get(check))
-        + (", params and code match the config and checkout" if check_config else
+        + (f", params and code match the config and checkout{installed}" if check_config else
            ", params and code not checked (--skip-config)")
         + (f", rescored {len(auditor.done.get(RESCORED, set()) & set(learned))} of {len(learned)} runs made from "
            f"trained weights on {rescored} queries each" if rescored else

@@ -41,6 +41,7 @@ from pathlib import Path, PurePosixPath
 from ..contract.paths import RESULTS
 from ..pipeline.contract import artefact
 from ..provenance import records
+from ..provenance.code_version import shipped_path
 from ..systems import CrateKinds, registered
 
 CRATE_VERSION = "1.1"           # the Workflow Run Crate profiles 0.5 are defined on RO-Crate 1.1
@@ -49,6 +50,7 @@ PROFILES = {"Process Run Crate": "https://w3id.org/ro/wfrun/process/0.5",
             "Provenance Run Crate": "https://w3id.org/ro/wfrun/provenance/0.5",
             "Workflow RO-Crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
 SNAKEMAKE = "https://snakemake.github.io"
+SYSTEM_SCRIPTS = "systems"     # in a crate: the rule scripts installed system packages ship, as <package>/<path>
 LEFT_OUT = "left-out"           # additionalType of a file described but not in the crate
 # The core's artefact kinds and rules, then (KINDS) each registered system's (``System.crate``) after them, in the
 # systems' order.
@@ -184,6 +186,16 @@ def _media(path: str) -> str:
                      else "application/octet-stream")
 
 
+def _shipped_script(name: str, path: Path, package: str) -> dict:
+    """A crate's description of a rule's script that an installed system's package ships, not the checkout."""
+    return {"@type": ["File", "SoftwareSourceCode"], "name": name, "sha256": records.sha256(path),
+            "encodingFormat": _media(str(path)),
+            "description": f"a rule's script shipped by the installed package {package}, not by the workflow's "
+                           f"checkout; the rest of that package is not packed: its modules the jobs ran are named "
+                           f"by the records' code versions and its reported numbers by the jobs' reported params "
+                           f"(path and sha256), its rules file and config schema fragment by neither"}
+
+
 def _one(values: list) -> object:
     """RO-Crate 1.1 prefers a single value to a one-element list."""
     return values[0] if len(values) == 1 else values
@@ -259,7 +271,8 @@ class CrateWriter:
         versions the jobs ran with."""
         git = self.table_record["git"]
         source = self.staging / "workflow"
-        named = frozenset(entry["path"] for entry in self.table_record["configfiles"] if entry["base"] != "absolute") | {
+        overlays = frozenset(entry["path"] for entry in self.table_record["configfiles"] if entry["base"] != "absolute")
+        named = overlays | {
             path for record in self.chain.jobs.values() for files in record["inputs"].values() for path in files
             if not path.startswith(f"{RESULTS}/")}        # the run's overlays, and data files its jobs read
         tracked = workflow_files(self.checkout, git["commit"], bool(git["dirty"]), source, named)
@@ -282,6 +295,14 @@ class CrateWriter:
             if path == "README.md":
                 properties["about"] = {"@id": "./"}
             self.entities[path] = self.crate.add_file(str(source / path), dest_path=path, properties=properties)
+        for name in sorted(tools - set(tracked)):       # a script an installed system's package ships
+            package, packaged, _ = name.partition(":")
+            if not packaged:
+                raise CrateError(f"{name}: a rule's script its records name, which the checkout does not track at "
+                                 f"commit {git['commit']} and no installed system package ships")
+            path = shipped_path(name, self.checkout)
+            self.entities[name] = self.crate.add_file(str(path), dest_path=f"{SYSTEM_SCRIPTS}/{name.replace(':', '/')}",
+                                                      properties=_shipped_script(name, path, package))
         workflow["hasPart"] = _one([self.entities[path] for path in sorted(tools)])   # the tools it orchestrates
         workflow["softwareRequirements"] = [self.crate.add(self.Entity(
             self.crate, f"https://pypi.org/project/{name}/{version}/",

@@ -11,12 +11,14 @@ with what you have, not with what you were told):
   named (an overlay), and a tracked file the crate lacks is restored from the commit; a crate made from a checkout
   with uncommitted changes is refused, or with ``--unpublished`` audited and said to be "not from a published
   commit";
+- the reviewer's installed system packages: a rule's script that a system shipped in another package brought (the
+  crate's ``systems/<package>/``) must be that installed package's, byte for byte;
 - the run's configuration against the commit's: every key an overlay outside the commit changed is printed
   ("experiment.seeds: [1] (the commit's: [1, 2, 3])") before any verdict;
 - each job record's commit: one the reviewer's history holds, at or before the crate's commit.
 
-What this does not check: the public collections' queries and qrels against a fresh ir_datasets export (the
-audit recomputes the metrics against the crate's qrels), said in the audit's output.
+The public collections' queries and qrels are exported again from ir_datasets by the audit itself, as for a table
+in place (``peftir.app.audit.reexport_collections``), which names each collection it could not export here.
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from pathlib import Path
 from ..contract.paths import RESULTS
 from ..pipeline.config import ConfigError, load_config
 from ..provenance import records
-from .crate import METADATA, CrateError, Unpacked, git_output as _git, inside_crate
+from ..provenance.code_version import package_directory
+from .crate import METADATA, SYSTEM_SCRIPTS, CrateError, Unpacked, git_output as _git, inside_crate
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 
@@ -91,6 +94,27 @@ def _config_differences(root: Path, named: list[str], checkout: Path, commit: st
             for key in sorted(set(ran) | set(at_commit)) if _shown(ran, key) != _shown(at_commit, key)]
 
 
+def _against_packages(root: Path, packaged: list[str]) -> str:
+    """The scripts installed system packages shipped (``systems/<package>/<path>`` in the crate) are the reviewer's
+    installed packages' files, byte for byte; what the audit says of them."""
+    packages, differing = set(), []
+    for path in packaged:
+        package, _, inside = path.removeprefix(f"{SYSTEM_SCRIPTS}/").partition("/")
+        try:
+            installed = package_directory(package) / inside
+        except ImportError:
+            raise CrateError(f"{path}: a rule's script of the system package {package}, which is not installed "
+                             f"here: install the version the run used, then audit again") from None
+        packages.add(package)
+        if not installed.is_file() or installed.read_bytes() != (root / path).read_bytes():
+            differing.append(path)
+    if differing:
+        raise CrateError(f"{len(differing)} rule script(s) differ from the installed system packages' (e.g. "
+                         f"{', '.join(differing[:3])}): the run used another version of the package: refused")
+    return (f"system packages' scripts: {len(packaged)} of {len(packaged)} equal to the installed "
+            f"{', '.join(sorted(packages))}'s")
+
+
 def _record_commits(root: Path, commit: str, checkout: Path) -> int:
     """The job records' commits: each must be one the reviewer's history holds, at or before ``commit``; how many
     distinct ones there are."""
@@ -142,6 +166,8 @@ def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False
     blobs = _blobs(checkout, commit)
     overlays = set(named) - set(blobs)
     shipped = _shipped(root)
+    packaged = [path for path in shipped if path.startswith(f"{SYSTEM_SCRIPTS}/") and path not in blobs]
+    shipped = [path for path in shipped if path not in packaged]
     foreign = [path for path in shipped if path not in blobs and path not in overlays]
     differing = [path for path in shipped if path in blobs and _blob_id(root / path) != blobs[path]]
     said = []
@@ -172,10 +198,10 @@ def against_commit(unpacked: Unpacked, checkout: Path, unpublished: bool = False
                 + (f", {len(differing)} differing (above)" if differing else "")
                 + (f"; config overlays outside the commit: {', '.join(sorted(overlays))}" if overlays else "")
                 + f"; job records from {commits} commit(s), each in its history")
+    if packaged:
+        said.append(_against_packages(root, packaged))
     changed = _config_differences(root, named, checkout, commit, set(blobs))
     said += ([f"the run's configuration differs from the commit's at {len(changed)} key(s):"]
              + [f"  {line}" for line in changed] if changed else
              ["the run's configuration is the commit's"])
-    said.append("not checked: the collections' queries and qrels against a fresh ir_datasets export (the metrics "
-                "are recomputed against the crate's)")
     return said

@@ -18,7 +18,8 @@ import jsonschema
 import yaml
 
 from ..contract.checks import ConfigError, text_fields
-from ..systems import RegistryError, registered
+from ..provenance.code_version import shipped_path
+from ..systems import RegistryError, System, registered
 from . import relations
 from .plan import built_datasets
 
@@ -81,7 +82,8 @@ def _schema_error(error: jsonschema.ValidationError) -> ConfigError:
 def joined_schema(schema_path: str | Path, checkout: str | Path) -> dict:
     """The whole config schema: the shared sections' (``schema_path``) with each registered system's fragment
     (``peftir.systems.System.schema``) joined in: its sections (``properties``, ``required``), its definitions
-    (``$defs``), and its rules' entries in ``resources`` (all required) and in a dataset's ``resources`` overrides
+    (``$defs``), and its rules' entries in ``resources`` (all required where the config has one of its sections: an
+    installed system the config does not use asks nothing of it) and in a dataset's ``resources`` overrides
     (``per_dataset``). A fragment's unknown key, and a section, definition or rule two of them define, are refused,
     naming both."""
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -105,7 +107,7 @@ def joined_schema(schema_path: str | Path, checkout: str | Path) -> dict:
         for part in ("$defs", "properties"):
             schema[part].update(fragment.get(part, {}))
         schema["required"] += fragment.get("required", [])
-        resources["required"] += fragment.get("resources", [])
+        schema.setdefault("allOf", []).append(_resources_when_in_run(system, fragment.get("resources", [])))
         resources["properties"].update({rule: {"$ref": "#/$defs/resources"} for rule in fragment.get("resources", [])})
         outside = sorted(set(fragment.get("per_dataset", [])) - set(fragment.get("resources", [])))
         if outside:
@@ -113,6 +115,18 @@ def joined_schema(schema_path: str | Path, checkout: str | Path) -> dict:
                                 f"{', '.join(outside)}")
         overrides.update({rule: {"$ref": "#/$defs/resource_overrides"} for rule in fragment.get("per_dataset", [])})
     return schema
+
+
+def _resources_when_in_run(system: System, rules: list[str]) -> dict:
+    """The schema's condition that a config with one of ``system``'s sections (``System.in_run``) gives its
+    ``rules`` their ``resources`` entries."""
+    sections = [section for section, _ in system.checks]
+    given = [{"required": [section], "properties": {section: {"type": "object", "minProperties": 1}}}
+             for section in sections]         # as ``in_run`` reads it: a null or empty section is no section
+    return {"if": {"anyOf": given},
+            "then": {"properties": {"resources": {
+                "required": rules, "description": f"the rules of {system.name}, whose section "
+                                                  f"{' or '.join(sections)} the config has"}}}}
 
 
 def validate(config: dict, schema_path: str | Path, checkout: str | Path | None = None,
@@ -160,7 +174,10 @@ def _check_reproduction(config: dict, checkout: Path) -> None:
     section = config["reproduction"]
     tables = table_reports(config)
     for name in reported_files(config):
-        path = checkout / name
+        path = shipped_path(name, checkout)
+        if not path.is_file() and ":" in name:
+            raise ConfigError(f"{name} ({path}): no such reported file, which the installed system of its tables "
+                              f"names (what the paper printed, <paper>.yaml): reinstall that system's package")
         if not path.is_file():
             raise ConfigError(f"config key reproduction.reported = {section['reported']!r}: no {path.name} "
                               f"there (what the paper printed, <paper>.yaml; relative to the workflow's checkout)")

@@ -104,9 +104,14 @@ def _root_paper(report: str) -> str:
 
 
 def reported_file(config: Config, report: str) -> str:
-    """The reported file of a table's paper (``reproduction.reported``/<paper>.yaml), relative to the workflow's
-    checkout: a file the workflow ships, tracked by content like its code (``records.workflow_file``)."""
-    return f"{config['reproduction']['reported']}/{paper_table(report)[0]}.yaml"
+    """The reported file of a table's paper (<paper>.yaml in its system's ``reported`` folder, else in
+    ``reproduction.reported``), relative to the workflow's checkout, or ``<package>:<path>`` where an installed
+    system's package ships it: a file the workflow ships, tracked by content like its code
+    (``records.workflow_file``)."""
+    paper = paper_table(report)[0]
+    folder = next((system.reported for system in registered()
+                   if system.reported and paper in (*system.papers, system.root_paper)), None)
+    return f"{folder or config['reproduction']['reported']}/{paper}.yaml"
 
 
 def table_json(config: Config, report: str) -> str:

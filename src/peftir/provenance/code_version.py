@@ -2,8 +2,10 @@
 
 A rule's code is its workflow script plus every package module the script imports, directly or
 not (imports inside functions included), except the infrastructure that only runs, logs or
-records jobs (``INFRASTRUCTURE``). Each file is reduced to its syntax tree without docstrings and
-without statements that only log (``print(...)``, ``log.info(...)``…), and hashed. The workflow
+records jobs (``INFRASTRUCTURE``). The packages followed are ``peftir`` and those of the systems
+installed beside it (``packages``: a system shipped in another distribution brings its own
+modules and scripts, which count alike). Each file is reduced to its syntax tree without
+docstrings and without statements that only log (``print(...)``, ``log.info(...)``…), and hashed. The workflow
 passes the resulting ``{module: digest}`` to every job as its ``code`` param, so Snakemake reruns
 a job when the code that computes its result changes (loss, ranker, method, metric, t-test) and
 not when a comment, a docstring, a log message or the provenance code does; the audit compares a
@@ -23,15 +25,23 @@ INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.
 LOGGING_CALLS = {"debug", "info", "warning", "error", "exception"}
 
 
-def source_file(module: str) -> Path | None:
-    """The file of a package module (dotted name), or None if it names none."""
-    parts = module.split(".")
-    if parts[0] != PACKAGE:
-        return None
-    spec = importlib.util.find_spec(PACKAGE)
+Packages = tuple[str, ...]
+
+
+def package_directory(package: str) -> Path:
+    """Where an installed top-level package's files are."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"package {PACKAGE!r} is not installed")
-    base = Path(list(spec.submodule_search_locations)[0]).joinpath(*parts[1:])
+        raise ImportError(f"package {package!r} is not installed")
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def source_file(module: str, packages: Packages = (PACKAGE,)) -> Path | None:
+    """The file of a module (dotted name) of one of ``packages``, or None if it names none."""
+    parts = module.split(".")
+    if parts[0] not in packages:
+        return None
+    base = package_directory(parts[0]).joinpath(*parts[1:])
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate
@@ -42,8 +52,8 @@ def _infrastructure(module: str) -> bool:
     return any(module == root or module.startswith(root + ".") for root in INFRASTRUCTURE)
 
 
-def _imports(tree: ast.Module, module: str | None, is_package: bool) -> set[str]:
-    """Package modules named by the import statements of ``tree`` (``module``: its dotted name).
+def _imports(tree: ast.Module, module: str | None, is_package: bool, packages: Packages) -> set[str]:
+    """Modules of ``packages`` named by the import statements of ``tree`` (``module``: its dotted name).
 
     ``from m import name`` counts ``m`` and, where it is a submodule, ``m.name``; a package module
     that does not exist is an error rather than code left out of the version.
@@ -60,13 +70,14 @@ def _imports(tree: ast.Module, module: str | None, is_package: bool) -> set[str]
             else:
                 base = node.module or ""
             named = [base]
-            modules.update(f"{base}.{alias.name}" for alias in node.names if source_file(f"{base}.{alias.name}"))
+            modules.update(f"{base}.{alias.name}" for alias in node.names
+                           if source_file(f"{base}.{alias.name}", packages))
         else:
             continue
         for name in named:
-            if name.split(".")[0] == PACKAGE:
-                if source_file(name) is None:
-                    raise ImportError(f"{name!r} is not a module of {PACKAGE}")
+            if name.split(".")[0] in packages:
+                if source_file(name, packages) is None:
+                    raise ImportError(f"{name!r} is not a module of {name.split('.')[0]}")
                 modules.add(name)
     return modules
 
@@ -114,29 +125,49 @@ def digest(path: Path) -> str:
 
 
 @cache
-def modules(script: str) -> tuple[str, ...]:
-    """The package modules (dotted names, sorted) that ``script`` runs, infrastructure excluded."""
+def modules(script: str, packages: Packages = (PACKAGE,)) -> tuple[str, ...]:
+    """The modules of ``packages`` (dotted names, sorted) that ``script`` runs, infrastructure excluded."""
     seen: set[str] = set()
-    pending = sorted(_imports(ast.parse(Path(script).read_text(), script), None, False))
+    pending = sorted(_imports(ast.parse(Path(script).read_text(), script), None, False, packages))
     while pending:
         name = pending.pop()
         if name in seen or _infrastructure(name):
             continue
-        path = source_file(name)
+        path = source_file(name, packages)
         seen.add(name)
         pending.extend(_parents(name))
-        pending.extend(_imports(ast.parse(path.read_text(), str(path)), name, path.name == "__init__.py"))
+        pending.extend(_imports(ast.parse(path.read_text(), str(path)), name, path.name == "__init__.py", packages))
     return tuple(sorted(seen))
 
 
+def script_name(script: Path, checkout: Path, packages: Packages) -> str:
+    """How a record names a script: ``<package>:<path in the package>`` for one a system's package ships (wherever
+    it is installed: in a virtual environment inside the checkout too), else its path relative to the checkout
+    (``shipped_path`` reads either back)."""
+    script = script.resolve()
+    for package in packages:
+        if package != PACKAGE and script.is_relative_to(package_directory(package)):
+            return f"{package}:{script.relative_to(package_directory(package)).as_posix()}"
+    if script.is_relative_to(checkout.resolve()):
+        return script.relative_to(checkout.resolve()).as_posix()
+    raise ValueError(f"{script}: neither in the workflow's checkout {checkout} nor in a package of {packages}")
+
+
+def shipped_path(name: str, checkout: str | Path) -> Path:
+    """A file the workflow ships (a script, a paper's reported numbers) as a record names it: relative to
+    ``checkout``, or ``<package>:<path>`` in an installed system's package."""
+    package, separator, inside = name.partition(":")
+    return package_directory(package) / inside if separator else Path(checkout) / name
+
+
 @cache
-def code_version(script: str, relative_to: str) -> dict:
-    """A rule's ``code`` param: its script (relative to the checkout) and the digest of the script and
-    of each package module it runs."""
-    script_path = Path(script)
-    return {"script": script_path.resolve().relative_to(Path(relative_to).resolve()).as_posix(),
-            "digests": {"script": digest(script_path.resolve()),
-                        **{name: digest(source_file(name)) for name in modules(str(script_path))}}}
+def code_version(script: str, relative_to: str, packages: Packages = (PACKAGE,)) -> dict:
+    """A rule's ``code`` param: its script (``script_name``) and the digest of the script and of each module of
+    ``packages`` it runs."""
+    path = Path(script)
+    return {"script": script_name(path, Path(relative_to), packages),
+            "digests": {"script": digest(path.resolve()),
+                        **{name: digest(source_file(name, packages)) for name in modules(str(path), packages)}}}
 
 
 def changed(recorded: dict, current: dict) -> list[str]:

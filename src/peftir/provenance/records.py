@@ -27,6 +27,7 @@ from ..errors import ActionableError
 from ..files import atomic_write
 from ..contract.backbones import hub_commits
 from ..contract.paths import RESULTS
+from .code_version import shipped_path
 
 RECORDS = Path(RESULTS) / "provenance"
 CONFIGFILES_ENV = "PEFTIR_CONFIGFILES"   # set by the Snakefile: the run's config files, in order
@@ -202,14 +203,15 @@ def config_file(path: str, checkout: str) -> dict:
 
 def workflow_file(path: str, checkout: str | os.PathLike) -> dict:
     """A file the workflow ships (a paper's reported numbers), as a job's param: its path relative to the checkout
-    and its sha256, so the job reruns when its content changes and records name no checkout."""
-    return {"path": path, "sha256": sha256(Path(checkout) / path)}
+    (or ``<package>:<path>`` in an installed system's package, ``code_version.shipped_path``) and its sha256, so the
+    job reruns when its content changes and records name no checkout."""
+    return {"path": path, "sha256": sha256(shipped_path(path, checkout))}
 
 
 def read_workflow_file(entry: dict, checkout: str | os.PathLike | None = None) -> Path:
-    """A ``workflow_file`` param's file in the checkout (the job's, by default), checked unchanged since the
-    workflow was planned."""
-    path = Path(workflow_checkout() if checkout is None else checkout) / entry["path"]
+    """A ``workflow_file`` param's file in the checkout (the job's, by default) or its installed package, checked
+    unchanged since the workflow was planned."""
+    path = shipped_path(entry["path"], workflow_checkout() if checkout is None else checkout)
     if sha256(path) != entry["sha256"]:
         raise ActionableError(f"{entry['path']}: changed since the workflow was planned (sha256 differs); rerun")
     return path

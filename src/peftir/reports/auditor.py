@@ -23,6 +23,7 @@ from ..evaluation import stats
 from ..evaluation.metrics import evaluation_summary, read_metrics
 from ..provenance import records
 from . import retrieval_tables as retrieval
+from .cells import REFERENCE_ROW
 from .tables import read_table
 
 TOLERANCE = 1e-12
@@ -78,18 +79,22 @@ class Audits:
     walks back along them). ``trained``: the kinds a trace names as a run's trained origin, each with the params of
     its record the trace prints. ``measured``: artefact kinds whose values are not ir_measures' on a run, with what
     the trace says recomputed them. ``metrics``: cells of these metrics are checked by the function given, not as
-    runs' means."""
+    runs' means. ``evaluations``: the params its own evaluate script hands to ``peftir.evaluation.metrics``'s
+    ``measure_run`` under another name, by that name (``metrics``, ``depth``), for the audit to recompute its metrics
+    files alike (``evaluation_summary`` reads the in-tree systems' evaluation params by their own names)."""
 
     reports: Mapping[str, ReportCheck] = field(default_factory=dict)
     made_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     trained: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     measured: Mapping[str, str] = field(default_factory=dict)
     metrics: Mapping[str, CellCheck] = field(default_factory=dict)
+    evaluations: Mapping[str, str] = field(default_factory=dict)
 
     @staticmethod
     def joined(parts: Iterable["Audits"]) -> "Audits":
         """One ``Audits`` of several systems'; a report kind, artefact kind or metric taught twice is refused."""
-        joined: dict[str, dict] = {name: {} for name in ("reports", "made_from", "trained", "measured", "metrics")}
+        joined: dict[str, dict] = {name: {} for name in ("reports", "made_from", "trained", "measured", "metrics",
+                                                          "evaluations")}
         for part in parts:
             for name, found in joined.items():
                 twice = sorted(set(found) & set(getattr(part, name)))
@@ -187,8 +192,12 @@ class Auditor:
         record = self.verify(metrics_file)
         stored = read_metrics(metrics_file)
         inputs = {name: next(iter(files)) for name, files in record["inputs"].items() if files}
+        evaluation = {self.audits.evaluations.get(name, name): value for name, value in record["params"].items()}
+        if len(evaluation) != len(record["params"]):
+            self.fail(metrics_file, f"its params {sorted(record['params'])} hold both a param and the one the "
+                                    f"audit reads in its place ({dict(self.audits.evaluations)})")
         summary = evaluation_summary(inputs["run"], inputs["qrels"], inputs["folds"], record["wildcards"]["fold"],
-                                     record["params"], inputs.get("flops"))
+                                     evaluation, inputs.get("flops"))
         metrics = summary["metrics"]
         per_query = summary["per_query"]
         for metric in metrics:
@@ -251,7 +260,8 @@ class Auditor:
             return [f"cell {cell['cell']} ({cell['label']}): {cell['printed']} copied from {cell['source']}, "
                     f"not reproduced here: nothing to trace"]
         taken = f", taken from {cell['method']}" if isinstance(cell.get("candidates"), dict) else ""  # a best-of row
-        lines = [f"cell {cell['cell']} ({cell['group'] or 'reference'} / {cell['label']}, {cell['dataset']} "
+        row = cell["group"] or ("reference" if cell.get("row_kind") == REFERENCE_ROW else "")
+        lines = [f"cell {cell['cell']} ({row + ' / ' if row else ''}{cell['label']}, {cell['dataset']} "
                  f"{cell['metric']}{taken})",
                  f"  printed {cell['printed']}{cell['stars']} = mean {cell['value']!r} of {len(cell['runs'])} runs "
                  f"({cell['rounding']})"]
