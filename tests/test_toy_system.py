@@ -1,9 +1,9 @@
 """A sixth system, added the way a user's package adds one: ``tests/toy_system`` (BM25 + RM3 against BM25, one table)
-is its own distribution, installed here with pip into a throwaway folder (in the clone's ignored ``.venv/``, where
-``make install`` puts packages) and found through the ``peftir.systems``
-entry point, and nothing outside ``tests/`` names it. Installed beside the workflow, it is checked by the config
-check, planned by ``snakemake -n all_tables``, built by a real Snakemake run on the Cranfield fixture, priced by
-``peftir plan``, audited by ``peftir audit`` and packed by ``peftir crate``; the workflow's checkout is unchanged."""
+is its own distribution, installed here with pip into a throwaway folder (the clone's ignored ``.venv/``, where
+``make install`` puts packages) and found through the ``peftir.systems`` entry point; no file the workflow runs names
+it. Installed beside the workflow, it is checked by the config check, planned by ``snakemake -n all_tables``, built
+by a real Snakemake run on the Cranfield fixture, priced by ``peftir plan``, audited by ``peftir audit`` and packed
+by ``peftir crate``; the workflow's checkout is unchanged."""
 from __future__ import annotations
 
 import json
