@@ -109,7 +109,7 @@ def test_nothing_the_workflow_runs_names_the_toy_system():
 
 
 @pytest.mark.integration
-def test_the_config_check_accepts_and_checks_its_section_and_asks_nothing_of_a_config_without_it(toy):
+def test_the_config_check_accepts_and_checks_its_section_and_asks_nothing_of_a_config_without_it(toy, tmp_path):
     toy_workflow, installed = toy
 
     def loaded(*files: str, then: str = "print('accepted')") -> subprocess.CompletedProcess:
@@ -127,8 +127,8 @@ def test_the_config_check_accepts_and_checks_its_section_and_asks_nothing_of_a_c
             ("toy_rm3: {rm3: {fb_docs: 0}}", "config key toy_rm3.rm3.fb_docs = 0"),
             ("toy_rm3: {prf: rm3}", "config key toy_rm3: unknown key(s) prf"),
             ("resources: {toy_rm3_table: null}", "config key resources.toy_rm3_table = None")]:
-        (toy_workflow / "bad.yaml").write_text(change + "\n")
-        refused = loaded("config.yaml", "tiny.yaml", "bad.yaml")
+        (tmp_path / "bad.yaml").write_text(change + "\n")      # outside the checkout: a crate refuses strays
+        refused = loaded("config.yaml", "tiny.yaml", str(tmp_path / "bad.yaml"))
         assert refused.returncode != 0 and message in refused.stderr, (change, refused.stderr[-2000:])
     schema = toy_workflow / "workflow/schemas/config.schema.yaml"
     without = loaded("config.yaml", "tiny.yaml", then="[c['resources'].pop(rule) for rule in ('toy_rm3_search', "

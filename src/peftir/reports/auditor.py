@@ -382,19 +382,24 @@ def check_star(auditor: Auditor, cell: dict, baseline: dict, table: str, p: floa
     auditor.did(TESTS_RERUN, cell["cell"])
 
 
-def retrieval_table_check(layout: str) -> Callable[[Auditor, str, dict, list[str] | None, Say], list[dict] | None]:
-    """The check of a first-stage retrieval table (``peftir.reports.retrieval_tables``) whose job records its layout
-    as the param ``layout``."""
+ReportChecker = Callable[[Auditor, str, dict, list[str] | None, Say], list[dict] | None]
+
+
+def paired_table_check(param: str, render: Callable[[Any, dict], str],
+                       cells_of: Callable[[dict, list[str], list[str], Artefacts | None], list[dict]]) -> ReportChecker:
+    """The check of a table whose job records its layout as the param ``param``, whose LaTeX ``render`` draws from
+    its JSON twin (and the layout), whose cells ``cells_of(layout, metrics, summaries, artefacts)`` makes from its
+    recorded inputs, and whose stars are paired t-tests against a baseline cell (``retrieval_tables.paired_p``)."""
 
     def check(auditor: Auditor, table_path: str, record: dict, cells: list[str] | None, say: Say
               ) -> list[dict] | None:
         """Check every printed number of the table (or the ``cells`` asked for): the LaTeX is the rendering of its
-        JSON twin, each measured cell its runs' mean, each star the paired test against the baseline row's cell in
-        its column (checked too), and each cell, copied ones included, the one its recorded inputs and layout give."""
+        JSON twin, each measured cell its runs' mean, each star the paired test against its baseline cell (checked
+        too), and each cell, copied ones included, the one its recorded inputs and layout give."""
         json_path = next(iter(record["outputs"]["json"]))
         frame = read_table(json_path)
-        spec = record["params"][layout]
-        if retrieval.render_dense_latex(frame, spec) != Path(table_path).read_text():
+        spec = record["params"][param]
+        if render(frame, spec) != Path(table_path).read_text():
             auditor.fail(table_path, f"is not the LaTeX rendering of {json_path}")
         every = frame.to_dict(orient="records")
         by_id = {c["cell"]: c for c in every}
@@ -410,8 +415,14 @@ def retrieval_table_check(layout: str) -> Callable[[Auditor, str, dict, list[str
                 check_star(auditor, cell, baseline, table_path,
                            retrieval.paired_p(*retrieval.paired_values(cell, baseline)), "paired t-test")
         made = rebuilt(auditor, record, table_path,
-                       lambda metrics, _, summaries: retrieval.dense_cells(spec, metrics, summaries, auditor.artefacts))
+                       lambda metrics, _, summaries: cells_of(spec, metrics, summaries, auditor.artefacts))
         compare_cells(auditor, needed, made, json_path, complete=not cells)
         return numbers
 
     return check
+
+
+def retrieval_table_check(layout: str) -> ReportChecker:
+    """The check of a first-stage retrieval table (``peftir.reports.retrieval_tables``) whose job records its layout
+    as the param ``layout``: its baseline row's cell in each column is a star's baseline."""
+    return paired_table_check(layout, retrieval.render_dense_latex, retrieval.dense_cells)
