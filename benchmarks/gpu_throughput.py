@@ -308,7 +308,7 @@ def main() -> None:
                 "commit": about["commit"]}
         table["measured"] = sorted(kept.values(), key=lambda row: (row["family"], row["layers"], row["precision"]))
         with atomic_write(CALIBRATION) as handle:
-            handle.write(json.dumps(table, indent=1) + "\n")
+            handle.write(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -195,3 +195,22 @@ PartitionName=gpu Nodes={self.hostname} MaxTime=INFINITE State=UP
             fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
             jobs[fields["JobId"]] = fields
         return jobs
+
+
+def run_bounded(command: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, float, bool]:
+    """Run with a hard limit (SIGINT to the process group, SIGKILL 60 s later): status, output, seconds, timed out."""
+    started = time.monotonic()
+    timed_out = False
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as process:
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                output, _ = process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                output, _ = process.communicate()
+    return process.returncode, output, time.monotonic() - started, timed_out

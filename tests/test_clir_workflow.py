@@ -157,7 +157,7 @@ def test_changing_the_adapters_learning_rate_reruns_only_what_uses_ranking_adapt
     overlay.write_text("modular_clir: {ranking: {adapter: {lr: 2.0e-3}}}\n")
     result = snakemake(clir_workflow, TABLE, FIGURE, "-n", "--cores", "1", overlays=(overlay,))
     assert result.returncode == 0, result.stderr[-3000:]
-    planned = re.findall(r"(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)", result.stdout)
+    planned = re.findall(r" *(?:local)?rule (\w+):\n(?: +.*\n)*? +wildcards: (.*)", result.stdout)  # groups indent
     trained = {wildcards for rule, wildcards in planned if rule == "ranking_adapter"}
     assert trained == {"ranking=adapter-rf16, seed=1", "ranking=adapter-rf8, seed=1", "ranking=adapter-rf32, seed=1"}
     reranked = {wildcards for rule, wildcards in planned if rule == "rerank_clir"}

@@ -99,6 +99,7 @@ def test_a_first_stage_of_other_length_is_trained_once_for_the_hybrids_that_shar
     (lambda c: c["datasets"]["vaswani"].update(training={"epoch": 0}),
      "config key datasets.vaswani.training: unknown key(s) epoch"),
     (lambda c: c["execution"].update(warm_worker="yes"), "config key execution.warm_worker = 'yes'"),
+    (lambda c: c["execution"].update(groups="off"), "config key execution.groups = 'off': expected type: boolean"),
     # exact types and ranges
     (lambda c: c["training"].update(epochs=2.0), "config key training.epochs = 2.0: expected type: integer"),
     (lambda c: c["training"].update(epochs=True), "config key training.epochs = True: expected type: integer"),
@@ -236,8 +237,8 @@ def _dry_run_resources(workdir: Path, *args: str, env: dict | None = None) -> di
                             capture_output=True, text=True, env=env, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     resources = {}
-    for block in re.split(r"\n(?=(?:local)?rule )", result.stdout)[1:]:
-        rule = re.match(r"(?:local)?rule (\w+):", block).group(1)
+    for block in re.split(r"\n(?= *(?:local)?rule )", result.stdout)[1:]:      # a group's jobs are indented
+        rule = re.match(r" *(?:local)?rule (\w+):", block).group(1)
         dataset = re.search(r"dataset=([\w-]+)", block)
         line = re.search(r"resources: (.*)", block).group(1)
         resources[(rule, dataset.group(1) if dataset else None)] = dict(i.split("=", 1) for i in line.split(", "))
@@ -247,7 +248,7 @@ def _dry_run_resources(workdir: Path, *args: str, env: dict | None = None) -> di
 def test_rules_ask_for_the_configured_resources_per_rule_and_dataset(tmp_path):
     resources = _dry_run_resources(tmp_path)
     train, marco = resources[("train", "robust04")], resources[("train", "msmarco-doc")]
-    assert (train["runtime"], train["mem_mb"], train["gpu"]) == ("2880", "32000", "1")
+    assert (train["runtime"], train["mem_mb"], train["gpu"]) == ("2880", "32000", "1") and "slot" not in train
     assert marco["runtime"] == "1440" and marco["mem_mb"] == "32000"      # the dataset's override, the rest global
     assert resources[("index", "robust04")]["gpu"] == "0" and resources[("folds", "robust04")]["runtime"] == "30"
     assert "gpu_model" not in train and "slurm_partition" not in train   # partitions: the SLURM profile's business
@@ -270,6 +271,6 @@ def test_a_gpu_model_reaches_the_rules_that_ask_for_it(tmp_path):
                              str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
                              str(REPO / "config.yaml"), str(overlay)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
-    train = next(b for b in re.split(r"\n(?=(?:local)?rule )", result.stdout) if b.startswith(("rule train:",
-                                                                                               "localrule train:")))
+    train = next(b for b in re.split(r"\n(?= *(?:local)?rule )", result.stdout)
+                 if b.lstrip(" ").startswith(("rule train:", "localrule train:")))
     assert "gpu_model=a100" in train

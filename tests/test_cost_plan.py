@@ -1,5 +1,6 @@
 """``peftir plan``: the jobs a target needs and what they cost on GPUs, before any runs."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ def analytic() -> cost.Calibration:
 
 @pytest.fixture(scope="module")
 def condenser_plan():
-    return {entry.rule: entry for entry in cost.plan(REPO, [CONDENSER], ["all_dense_tables"], analytic())}
+    return {entry.rule: entry for entry in cost.plan(REPO, [CONDENSER], ["all_dense_tables"], analytic()).rules}
 
 
 def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
@@ -38,6 +39,7 @@ def test_the_plan_counts_the_jobs_snakemake_would_run(condenser_plan):
                                                          "dense_index", "dense_table")} == \
         {"pretrain": 5, "train_retriever": 18, "mine_negatives": 1, "dense_index": 18, "dense_table": 3}
     assert condenser_plan["pretrain"].gpu and not condenser_plan["dense_table"].gpu
+    assert not condenser_plan["mine_negatives"].gpu     # mined, not denoised: no model runs, no GPU asked
 
 
 def test_a_gpu_rule_no_system_prices_is_said_to_cost_nothing(condenser_plan):
@@ -94,3 +96,14 @@ def test_the_command_prints_the_plan_with_its_sources():
     assert lines[0].split()[:3] == ["rule", "jobs", "GPU-h/job"] and "rows/pass" in lines[0]
     assert any(line.startswith("pretrain ") and "measured (NVIDIA H200" in line for line in lines)
     assert any(line.startswith("total ") for line in lines) and any("34.42 h" in line for line in lines)
+    # then what a cluster sees: allocations with groups, beside one per job, and the start-up each costs
+    kinds = lines.index(next(line for line in lines if line.split()[:2] == ["allocations", "jobs"]))
+    assert any(line.endswith(" dense_index + dense_search + dense_search_target") for line in lines[kinds:])
+    counts = re.search(r"allocations: (\d+) \((\d+) with a GPU\) for (\d+) jobs, (\d+) of them on the submitting "
+                       r"host \(localrules\); one allocation per job \(execution.groups: false\) would be (\d+)",
+                       done.stdout)
+    allocations, _, jobs, local, alone = map(int, counts.groups())
+    assert allocations < alone == jobs - local
+    assert re.search(r"start-up per allocation: Snakemake [\d.]+ s, each job's process [\d.]+ s .*measured on this "
+                     r"CPU", done.stdout)
+    assert re.search(r"GPU-hours with start-up: [\d.]+ \+ [\d.]+ = [\d.]+ \(one allocation per job", done.stdout)

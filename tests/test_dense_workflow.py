@@ -206,7 +206,7 @@ def test_changing_the_prompt_length_reruns_only_the_deep_prompt_retrievers(dense
     overlay.write_text("dense_retrieval: {methods: {dpt: {length: 5}}}\n")
     result = snakemake(dense_workflow, TABLE, "-n", "--cores", "1", overlays=(overlay,))
     assert result.returncode == 0, result.stderr[-3000:]
-    planned = re.findall(r"(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)", result.stdout)
+    planned = re.findall(r" *(?:local)?rule (\w+):\n(?: +.*\n)*? +wildcards: (.*)", result.stdout)  # groups indent
     trained = {wildcards for rule, wildcards in planned if rule == "train_retriever"}
     assert trained and all("retriever=dpt" in w for w in trained) and len(trained) == 2   # round 1 and round 2
     assert not {rule for rule, _ in planned} & {"pretrain", "pretraining_mlm_head", "dense_index_untrained"}

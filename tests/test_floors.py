@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "peftir"
 # Bottom to top. A subpackage (or top-level module) belongs to exactly one floor.
 FLOORS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "files", "systems"),
+    "base": ("errors", "files", "progress_log", "systems"),
     "core": ("contract", "data", "execution", "evaluation", "provenance", "retrieval", "reports"),
     "modelling": ("models", "training"),
     "systems": ("semi_siamese", "splade", "clir", "dense"),

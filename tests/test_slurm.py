@@ -5,14 +5,13 @@ without root, it is skipped with the reason.
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from slurm_cluster import Cluster, install
+from slurm_cluster import Cluster, install, run_bounded
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
@@ -36,21 +35,11 @@ def _needs_root() -> None:
 
 
 def _run_bounded(command: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
-    """Run with a hard limit: SIGINT to the process group at ``timeout`` (Snakemake cancels its jobs),
-    SIGKILL 60 s later, so a hung status loop can never hang the test suite."""
-    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          start_new_session=True) as process:
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                output, _ = process.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                output, _ = process.communicate()
-            pytest.fail(f"snakemake --profile slurm did not finish in {timeout} s:\n{output[-4000:]}")
-    return subprocess.CompletedProcess(command, process.returncode, output, "")
+    """Run with a hard limit (``slurm_cluster.run_bounded``), so a hung status loop can never hang the test suite."""
+    returncode, output, _, timed_out = run_bounded(command, cwd, env, timeout)
+    if timed_out:
+        pytest.fail(f"snakemake --profile slurm did not finish in {timeout} s:\n{output[-4000:]}")
+    return subprocess.CompletedProcess(command, returncode, output, "")
 
 
 def _snakemake(workdir: Path, *args: str) -> list[str]:
@@ -102,6 +91,18 @@ def test_profile_slurm_runs_jobs_as_slurm_jobs_and_gives_the_local_table(cluster
             assert job_id is None, f"{rule} is a local rule but ran as SLURM job {job_id}"
     # records per output: train writes weights + summary, bm25, zero_shot and rerank a run + its ir_metadata
     assert ran == {"index": 1, "bm25": 2 * 1, "zero_shot": 2 * 1, "train": 2 * 1 * 3, "rerank": 2 * 1 * 3}
+    # each training alone; the three rerankings in one allocation (slurm/config.yaml bundles ten), which asks one
+    # GPU (each holds the group's one slot: without it Snakemake would ask three) for the sum of their runtimes
+    # (config.yaml: 3 × 30 minutes); 7 allocations for the 9 jobs
+    allocations = {}
+    for record in records:
+        if record["rule"] in GPU_RULES | CPU_RULES:
+            allocations.setdefault(record["slurm_job_id"], set()).add((record["rule"], record["wildcards"].get("fold")))
+    assert len(allocations) == 7 and set(allocations) <= set(jobs), allocations
+    bundled = [job_id for job_id, members in allocations.items() if len(members) > 1]
+    assert len(bundled) == 1 and allocations[bundled[0]] == {("rerank", fold) for fold in ("1", "2", "3")}
+    assert cluster.job(bundled[0])["TimeLimit"] == "01:30:00" and cluster.job(bundled[0])["TresPerJob"] == "gres:gpu:1"
+    assert sum(members == {("train", fold)} for members in allocations.values() for fold in ("1", "2", "3")) == 3
     assert {record["host"] for record in records} == {cluster.hostname}
     assert (remote / TARGET).read_bytes() == (local / TARGET).read_bytes()
     table = json.loads((remote / "results/tables/table4.json").read_text())

@@ -193,7 +193,7 @@ def test_reference_rows_and_runs_follow_the_fold_rotation(workflow):
         summary = json.loads((workflow / f"results/models/vaswani/colbert/lora/fold{k}-seed1.json").read_text())
         assert summary["trainable_parameters"] == 2 * 1 * 16 * (384 + 384)   # LoRA r=16 on q,v of 1 layer
     log = (workflow / "results/logs/train/vaswani/monobert/full/fold1-seed1.log").read_text()
-    assert "epoch 1 train" in log and "validation" in log             # progress reaches the rule's log
+    assert "[progress] epoch 1: " in log and "validation" in log      # progress reaches the rule's log
 
 
 @pytest.mark.integration
@@ -229,8 +229,8 @@ def planned(workflow: Path, overlays: tuple[Path, ...] = (), env: dict | None = 
     result = snakemake(workflow, *TARGETS, "-n", "--cores", "1", overlays=overlays, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = set()
-    for block in re.split(r"\n(?=(?:local)?rule )", result.stdout):
-        rule = re.match(r"(?:local)?rule (\w+):", block)
+    for block in re.split(r"\n(?= *(?:local)?rule )", result.stdout):        # a group's jobs are indented
+        rule = re.match(r" *(?:local)?rule (\w+):", block)
         wildcards = re.search(r"wildcards: (.*)", block)
         if rule and rule.group(1) not in ("all", "all_tables"):
             jobs.add((rule.group(1), wildcards.group(1) if wildcards else ""))

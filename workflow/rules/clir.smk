@@ -12,6 +12,7 @@ localrules:
     debian_package,
     evaluate_clir,
     evaluate_clir_prerank,
+    evaluate_clir_translated,
     clir_table,
     clir_figure,
 
@@ -121,7 +122,7 @@ rule prerank_clir:
         **params_of("prerank_clir", "clir_prerank", "execution", "significance"),
     threads: threads_of("prerank_clir")
     resources:
-        **resources_of("prerank_clir"),
+        **resources_of("prerank_clir", needs_gpu=clir_plan.prerank_needs_gpu),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -243,11 +244,13 @@ rule rerank_clir:
         metadata=PATHS.clir_run_metadata,
     log:
         PATHS.log("rerank_clir", CLIR_RUN),
+    group:
+        bundle_group("clir_rerank_{ranking}_{seed}")
     params:
         **params_of("rerank_clir", "clir_system", "clir_rerank", "clir_backbone_name", "execution", "significance"),
     threads: threads_of("rerank_clir")
     resources:
-        **resources_of("rerank_clir"),
+        **resources_of("rerank_clir", grouped=True),
     conda:
         "../../envs/peftir.yaml"
     script:

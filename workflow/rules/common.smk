@@ -2,6 +2,7 @@
 # package: peftir.pipeline.contract (artefact paths, wildcards and what each job gets from the config, the core's
 # and each registered system's joined) and each system's plan, which its rules file imports.
 import os
+import re
 
 from peftir.contract import inputs
 from peftir.pipeline.bundles import BUNDLES
@@ -24,6 +25,8 @@ except ConfigError as problem:
 SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 os.environ[WORKFLOW_ENV] = workflow.basedir
 os.environ[CONFIGFILES_ENV] = os.pathsep.join(CONFIGFILES)
+# Jobs' logs are files: tqdm's redrawn bars are off in them; peftir.progress_log writes how far a job is as lines.
+os.environ.setdefault("TQDM_DISABLE", "1")
 
 SYSTEMS = in_run(config)  # the registered systems this config has (peftir.systems): their rules files are included
 PACKAGES = packages()  # peftir and the registered systems' packages: what a job's code version follows
@@ -72,12 +75,59 @@ def threads_of(rule):
     return lambda wildcards: plan.resources(config, rule, dict(wildcards.items()))["threads"]
 
 
-def resources_of(rule):
-    """Memory, runtime (minutes), GPUs and, where configured, the GPU model of one job of a rule."""
+def resources_of(rule, grouped=False, needs_gpu=None):
+    """Memory, runtime (minutes), GPUs and, where configured, the GPU model of one job of a rule. A job of a grouped
+    rule (``run_group``, ``bundle_group``) also holds one ``slot``, scoped to each allocation (below), of which the
+    SLURM profile allows one: Snakemake then sizes a group as its largest job for the sum of their runtimes, where
+    it would add up the asks of jobs it could run side by side (in the allocation the plugin runs them one at a
+    time). ``needs_gpu``, a function of the wildcards, leaves the GPU out of the jobs of a GPU rule that run no
+    model."""
     keys = ["mem_mb", "runtime", "gpu"] + ["gpu_model"] * ("gpu_model" in config["resources"][rule])
-    return {
-        key: (lambda wildcards, key=key: plan.resources(config, rule, dict(wildcards.items()))[key]) for key in keys
-    }
+
+    def asked(wildcards, key):
+        value = plan.resources(config, rule, dict(wildcards.items()))[key]
+        if key in ("gpu", "gpu_model") and needs_gpu is not None and not needs_gpu(dict(wildcards.items())):
+            return 0 if key == "gpu" else ""
+        return value
+
+    slot = {"slot": 1} if grouped else {}
+    return {key: (lambda wildcards, key=key: asked(wildcards, key)) for key in keys} | slot
+
+
+def groups_on():
+    """Whether a cluster run groups jobs (``execution.groups``, true by default; docs/running.md)."""
+    return config["execution"].get("groups", True)
+
+
+def run_group(system, run):
+    """The group of the jobs that read one training run's weights and feed one another (an index and every search
+    of it; ``run``: the pattern of the run's wildcards, as its contract names them): one allocation on a cluster
+    (docs/running.md). The training itself stays alone: Snakemake reruns a failed group whole, and a finished
+    training must not be redone because a search after it failed. A variant's job without the run's wildcards (an
+    untrained backbone's) shares one only with the jobs it feeds that have the same wildcards. None when
+    ``execution.groups`` is false (true by default)."""
+    if not groups_on():
+        return None
+    names = re.findall(r"{(\w+)", run)
+
+    def group(wildcards):
+        values = dict(wildcards.items())
+        key = [values[name] for name in names] if set(names) <= set(values) else [*values.values(), "alone"]
+        return ".".join([system, *(re.sub(r"[^\w+-]", "_", value) for value in key)])
+
+    return group
+
+
+def bundle_group(name):
+    """The group of jobs that each read one run's weights and feed no other job (rerankings): ``name``, with the
+    run's wildcards in it where the jobs of one run are to share an allocation, without where any may; the SLURM
+    profile's ``group-components`` puts that many jobs of one name into one allocation (``slurm/config.yaml``).
+    None when ``execution.groups`` is false."""
+    return name if groups_on() else None
+
+
+resource_scopes:
+    slot="local",
 
 
 onstart:

@@ -1,9 +1,10 @@
 # Datasets: export from ir_datasets, then the query folds.
 
 
-# The export needs the internet, which compute nodes often lack; folds and triples are cheap.
+# The exports need the internet, which compute nodes often lack; folds and triples are cheap.
 localrules:
     download,
+    export_answers,
     folds,
     triples,
 

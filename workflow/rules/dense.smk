@@ -14,6 +14,7 @@ localrules:
     evaluate_dense,
     evaluate_dense_untrained,
     evaluate_dense_bm25,
+    evaluate_dense_target,
     dense_table,
     dense_figure,
 
@@ -93,7 +94,7 @@ if config.get("dense_retrieval"):
             **params_of("mine_negatives", "mining", "retriever"),
         threads: threads_of("mine_negatives")
         resources:
-            **resources_of("mine_negatives"),
+            **resources_of("mine_negatives", needs_gpu=dense_plan.mining_needs_gpu),
         conda:
             "../../envs/peftir.yaml"
         script:
@@ -108,11 +109,13 @@ if config.get("dense_retrieval"):
             index=directory(PATHS.dense_index),
         log:
             PATHS.log("dense_index", RETRIEVER),
+        group:
+            run_group("dense", RETRIEVER)
         params:
             **params_of("dense_index", "retriever", "dense_search"),
         threads: threads_of("dense_index")
         resources:
-            **resources_of("dense_index"),
+            **resources_of("dense_index", grouped=True),
         conda:
             "../../envs/peftir.yaml"
         script:
@@ -139,11 +142,13 @@ if config.get("dense_retrieval"):
             metadata=PATHS.dense_run_metadata,
         log:
             PATHS.log("dense_search", RETRIEVER),
+        group:
+            run_group("dense", RETRIEVER)
         params:
             **params_of("dense_search", "retriever", "dense_search", "significance"),
         threads: threads_of("dense_search")
         resources:
-            **resources_of("dense_search"),
+            **resources_of("dense_search", grouped=True),
         conda:
             "../../envs/peftir.yaml"
         script:
@@ -173,11 +178,13 @@ if config.get("dense_retrieval"):
             judgments=PATHS.dense_judgments,
         log:
             PATHS.log("answer_judgments", RETRIEVER),
+        group:
+            run_group("dense", RETRIEVER)
         params:
             **params_of("answer_judgments", "answer_judgments"),
         threads: threads_of("evaluate_dense")
         resources:
-            **resources_of("evaluate_dense"),
+            **resources_of("evaluate_dense", grouped=True),
         conda:
             "../../envs/peftir.yaml"
         script:

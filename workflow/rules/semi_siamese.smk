@@ -57,11 +57,13 @@ rule rerank:
         metadata=PATHS.run_metadata,
     log:
         PATHS.log("rerank", RUN),
+    group:
+        bundle_group("semi_siamese_rerank")
     params:
         **params_of("rerank", "backbone", "ranker", "method", "training", "rerank", "execution", "significance"),
     threads: threads_of("rerank")
     resources:
-        **resources_of("rerank"),
+        **resources_of("rerank", grouped=True),
     conda:
         "../../envs/peftir.yaml"
     script:

@@ -5,8 +5,10 @@ from peftir.splade import plan as splade_plan
 from peftir.splade.contract import RERANKED, RERANKER, SPLADE, SPLADE_TARGET
 
 
+# The teacher's scores are downloaded (compute nodes often lack the internet); evaluations and tables are cheap.
 localrules:
     all_splade_tables,
+    teacher_scores,
     evaluate_splade,
     evaluate_splade_bm25,
     evaluate_splade_reranked,
@@ -77,11 +79,13 @@ rule splade_index:
         index=directory(PATHS.splade_index),
     log:
         PATHS.log("splade_index", SPLADE_TARGET),
+    group:
+        run_group("splade", SPLADE_TARGET)
     params:
         **params_of("splade_index", "splade", "splade_index"),
     threads: threads_of("splade_index")
     resources:
-        **resources_of("splade_index"),
+        **resources_of("splade_index", grouped=True),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -97,11 +101,13 @@ rule splade_search:
         flops=PATHS.splade_flops,
     log:
         PATHS.log("splade_search", SPLADE_TARGET),
+    group:
+        run_group("splade", SPLADE_TARGET)
     params:
         **params_of("splade_search", "splade", "splade_index", "significance"),
     threads: threads_of("splade_search")
     resources:
-        **resources_of("splade_search"),
+        **resources_of("splade_search", grouped=True),
     conda:
         "../../envs/peftir.yaml"
     script:
@@ -166,11 +172,13 @@ rule splade_rerank:
         metadata=PATHS.reranked_run_metadata,
     log:
         PATHS.log("splade_rerank", RERANKED),
+    group:
+        bundle_group("splade_rerank_{dataset}_{reranker}_{fold}_{seed}")
     params:
         **params_of("splade_rerank", "splade_reranker", "splade_rerank", "significance"),
     threads: threads_of("splade_rerank")
     resources:
-        **resources_of("splade_rerank"),
+        **resources_of("splade_rerank", grouped=True),
     conda:
         "../../envs/peftir.yaml"
     script:

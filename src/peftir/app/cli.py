@@ -82,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
                     "would (a dry run), and print per rule the jobs, the expected GPU-hours per job and in all, the "
                     "largest GPU memory a job needs (analytic) and the host memory the config asks for, with the "
                     "source of each rate (benchmarks/calibration.json: measured on a GPU, analytic, or a paper's "
-                    "reported time).")
+                    "reported time); then the allocations (sbatch calls) a run under the checkout's slurm/ profile "
+                    "submits, with groups as configured, their asks and the GPU-hours spent starting them up.")
     cost.add_argument("configs", nargs="*", type=Path, metavar="CONFIG", help="overlays, e.g. config/paper.yaml")
     cost.add_argument("target", help="a rule (all_tables) or a file (results/tables/table5.tex)")
     cost.add_argument("--checkout", type=Path, help="the workflow checkout (default: the one peftir is installed from)")
@@ -142,11 +143,11 @@ def _plan(args: argparse.Namespace, checkout: Path) -> int:
     calibration = cost.Calibration.read(args.calibration or checkout / cost.CALIBRATION)
     overlays = [path.resolve() for path in args.configs if path.resolve() != (checkout / "config.yaml").resolve()]
     try:
-        rules = cost.plan(checkout, overlays, [args.target], calibration)
+        planned = cost.plan(checkout, overlays, [args.target], calibration)
     except (RuntimeError, ValueError) as problem:
         print(f"peftir plan: {problem}")
         return 1
-    print(cost.render(rules, calibration))
+    print(cost.render(planned, calibration))
     return 0
 
 

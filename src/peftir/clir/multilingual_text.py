@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
+from .. import progress_log
 from ..files import atomic_write, write_json
 from ..provenance.records import sha256
 from .debian import check_pinned, extract, package_info, package_members
@@ -421,6 +422,7 @@ def _spread(parts: list[Mapping[str, Any]], packages: Mapping[str, str], directo
     with contextlib.ExitStack() as stack:
         files = [stack.enter_context(open(directory / f"{number}.tsv", "w", encoding="utf-8"))
                  for number in range(buckets)]
+        progress_log.start("reading the parts' text", None, "units")
         for index, part in enumerate(parts):
             texts, source = _part_units(part, packages)
             empty = 0
@@ -429,7 +431,9 @@ def _spread(parts: list[Mapping[str, Any]], packages: Mapping[str, str], directo
                     empty += 1
                 else:
                     files[_bucket(unit, buckets, key)].write(f"{index}\t{unit}\n")
+                progress_log.advance("reading the parts' text")
             described.append({**dict(part), **source, "empty_units_dropped": empty})
+        progress_log.finish("reading the parts' text")
     return described
 
 
@@ -489,14 +493,19 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
         directory = Path(temporary)
         described = _spread(parts, packages, directory, buckets, key)
         duplicates, available = [0] * len(parts), Counts()
+        progress_log.start("de-duplicating and shuffling", buckets, "buckets")
         for number in range(buckets):
             _shuffle_bucket(directory / f"{number}.tsv", f"{seed}:{number}", duplicates, available)
+            progress_log.advance("de-duplicating and shuffling")
+        progress_log.finish("de-duplicating and shuffling")
         if not available.units:
             raise ActionableError(f"{language} corpus: the parts {parts} hold no text")
         counts = {name: [Counts() for _ in parts] for name in ("train", "heldout")}
         cut, words = round(heldout_fraction * available.units), 0
+        progress_log.start("writing the corpus", available.units, "units")
         with atomic_write(output) as training, atomic_write(heldout) as held:
             for position, (index, unit) in enumerate(_units_in_order(directory, buckets)):
+                progress_log.advance("writing the corpus")
                 if position < cut:
                     held.write(unit + "\n")
                     counts["heldout"][index].add(unit)
@@ -506,6 +515,7 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
                     break
                 training.write(unit + "\n")
                 counts["train"][index].add(unit)
+        progress_log.finish("writing the corpus")
     for index, part in enumerate(described):
         part.update(duplicates_dropped=duplicates[index], train=counts["train"][index].record(),
                     heldout=counts["heldout"][index].record())

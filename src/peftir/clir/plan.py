@@ -166,6 +166,12 @@ def prerank_input(config: Config, wildcards: Mapping[str, str]) -> dict[str, str
             "index": index.format(language=doc), **translations}
 
 
+def prerank_needs_gpu(wildcards: Mapping[str, str]) -> bool:
+    """Only the dense pre-ranker runs a model (it encodes the queries); BM25's pre-rankings search an Anserini
+    index on the CPU, so their jobs ask no GPU whatever ``resources.prerank_clir`` asks."""
+    return wildcards["prerank"] == "dense"
+
+
 def report_files(config: Config) -> dict[str, str]:
     """Every modular CLIR table's .tex and figure's .pdf by its crate name (``modular-clir/table1``)."""
     return {**{f"{CLIR_PAPER}/{name}": PATHS.clir_table_tex.format(table=name)

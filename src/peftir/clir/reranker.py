@@ -22,6 +22,7 @@ import torch
 from adapters.composition import Split, Stack
 
 from ..data import trec
+from .. import progress_log
 from ..data.folds import read_folds, rotation
 from ..execution.passes import Encoder, Shape
 from ..execution.seam import Execution, Spec
@@ -136,12 +137,15 @@ def composed_scores(backbone: str, system: dict, ranking_module: str, language_m
                                             Encoder.of(reranker.model.config, reranker.model),
                                             Shape(settings["max_len"], False))
     results = {}
+    progress_log.start("reranking the queries", len(topics), "queries")
     for qid in sorted(topics):
         head = {}
         for start in range(0, len(tops[qid]), rows):
             batch = tops[qid][start:start + rows]
             head.update(zip(batch, reranker.scores(topics[qid], [texts[d] for d in batch], settings["max_len"])))
         results[qid] = reranked(head, candidates.get(qid, {}))
+        progress_log.advance("reranking the queries")
+    progress_log.finish("reranking the queries")
     return results, reranker.execution
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ActionableError
+from .. import progress_log
 from ..files import atomic_write
 from . import empty_documents, split_queries
 from .docstore import lookup_writer
@@ -115,6 +116,7 @@ def _write_docs(dataset: Any, spec: Mapping[str, Any], path: Path, lookup: Path,
     count = offset = 0
     no_text: list[str] = []
     doc_fields = list(spec["doc_fields"])
+    progress_log.start("exporting the documents", dataset.docs_count, "documents")
     with atomic_write(path, "wb") as handle, lookup_writer(lookup, path) as places:
         for doc in _documents(dataset, spec):
             check_id("document", doc.doc_id, dataset.dataset_id())
@@ -126,6 +128,8 @@ def _write_docs(dataset: Any, spec: Mapping[str, Any], path: Path, lookup: Path,
             places.add(doc.doc_id, offset, len(line))
             offset += len(line)
             count += 1
+            progress_log.advance("exporting the documents")
+    progress_log.finish("exporting the documents")
     if empty is not None:
         empty_documents.write_list(empty, no_text)
     if no_text:

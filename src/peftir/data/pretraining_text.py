@@ -28,6 +28,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .. import progress_log
+
 Ids = list[int]
 TOKEN_TYPE = np.uint32            # token ids on disk: vocabularies beyond 65,536 pieces (mBERT's 105k, XLM-R's 250k)
 
@@ -125,6 +127,8 @@ class Pieces:
                     tokens += len(row)
                     rows.append(tokens)
                 starts.append(len(rows) - 1)
+                progress_log.advance("tokenising the pretraining text")
+        progress_log.finish("tokenising the pretraining text")
         np.save(directory / "rows.npy", np.frombuffer(rows, dtype=np.int64))
         np.save(directory / "documents.npy", np.frombuffer(starts, dtype=np.int64))
         return cls(directory)

@@ -33,6 +33,7 @@ from typing import Iterator
 from scipy.special import expit
 
 from ..data import trec
+from .. import progress_log
 from ..data.run_index import RunIndex
 from ..execution.seam import Execution
 from ..files import write_json
@@ -162,6 +163,7 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
                   "relevant_at_or_above": 0}
 
     def pools() -> Iterator[tuple[str, dict[str, float]]]:
+        progress_log.start("mining the training queries", len(qids), "queries")
         for block in trec.query_blocks(qids, BLOCK):
             tops = _candidates(indexes, block, mining["depth"])
             probabilities = denoiser.probabilities(_judged(tops, qrels)) if denoiser else {}
@@ -175,6 +177,8 @@ def mine_negatives(collection: Collection, bm25: str, first_round: str, fold: st
                 facts["pool"] += len(pool)
                 if pool:
                     yield qid, {doc: -rank for rank, doc in enumerate(sorted(pool))}
+            progress_log.advance("mining the training queries", len(block))
+        progress_log.finish("mining the training queries")
 
     trec.write_run(output, pools(), tag=RANK_TAG)
     if denoiser:

@@ -72,6 +72,12 @@ def mine_negatives_input(config: Config, wildcards: Mapping[str, str]) -> dict[s
     return found
 
 
+def mining_needs_gpu(wildcards: Mapping[str, str]) -> bool:
+    """Only denoised mining runs a model (the reranker that judges the candidates); UNM's plain draw samples two
+    runs' top documents on the CPU, so its job asks no GPU whatever ``resources.mine_negatives`` asks."""
+    return wildcards["negatives"] == "denoised"
+
+
 def datasets(config: Config) -> list[str]:
     """The collections the dense system's jobs read: the pretraining corpora (the MLM head's and each run's), the
     section's dataset, those searched in its documents and every table cell's dataset and target."""

@@ -16,6 +16,7 @@ from typing import Iterator
 import numpy as np
 
 from ..data import trec
+from .. import progress_log
 from ..data.docstore import document_windows
 from ..data.empty_documents import is_empty
 from ..execution.seam import Execution
@@ -46,12 +47,15 @@ def index_corpus(spec: dict, search: dict, docs: str, threads: int, output: str,
 
     def shards() -> Iterator[tuple[np.ndarray, list[str]]]:
         nonlocal encoding, empty_texts
+        progress_log.start("encoding the corpus", progress_log.lines_of(docs), "documents")
         for ids, texts in document_windows(docs):
             empty_texts += sum(map(is_empty, texts))     # encoded all the same, from the special tokens alone
             started = time.monotonic()
             vectors = encode_all(model, texts, PASSAGE, search["batch_size"])
             encoding += time.monotonic() - started
+            progress_log.advance("encoding the corpus", len(ids))
             yield vectors, ids
+        progress_log.finish("encoding the corpus")
 
     started = time.monotonic()
     facts = faiss_index.write(output, shards(), search["index"], search["hnsw_m"], search["ef_search"])
@@ -74,6 +78,7 @@ def search_queries(spec: dict, search: dict, index: str, queries: str, threads: 
 
     def ranked() -> Iterator[tuple[str, faiss_index.Hits]]:
         nonlocal seconds
+        progress_log.start("searching the queries", len(qids), "queries")
         for block in trec.query_blocks(qids):
             vectors = encode_all(model, [topics[qid] for qid in block], QUERY, search["batch_size"])
             started = time.monotonic()
@@ -81,7 +86,9 @@ def search_queries(spec: dict, search: dict, index: str, queries: str, threads: 
             seconds += time.monotonic() - started
             if search["index"] != "flat":
                 shares.extend(faiss_index.overlaps(hits, searched.exact().search(vectors, search["depth"])))
+            progress_log.advance("searching the queries", len(block))
             yield from zip(block, hits)
+        progress_log.finish("searching the queries")
 
     tag = "-".join(str(about[key]) for key in ("backbone", "retriever", "negatives", "fold", "seed") if key in about)
     trec.write_run(run, ranked(), tag=tag)

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping, Sequence
 import regex
 
 from ..data import trec
+from .. import progress_log
 from ..data.docstore import DocStore
 from ..files import atomic_write
 
@@ -72,12 +73,15 @@ def judge_run(run_path: str, answers_path: str, docs: str, lookup: str, test: Se
     tokenised = {qid: [words(answer) for answer in answers[qid]] for qid in test}
     judged: dict[str, dict[str, int]] = {}
     run = trec.read_run(run_path, test, depth)
+    progress_log.start("judging by answers", len(test), "questions")
     with DocStore(docs, lookup) as store:
         for start in range(0, len(test), QUERY_GROUP):
             group = test[start:start + QUERY_GROUP]
             texts = store.texts(sorted({doc for qid in group for doc in run.get(qid, {})}))
             for qid in group:
                 judged[qid] = {doc: int(has_answer(tokenised[qid], texts[doc])) for doc in run.get(qid, {})}
+            progress_log.advance("judging by answers", len(group))
+    progress_log.finish("judging by answers")
     trec.write_qrels(output, judged)
     return {"questions": len(test), "judged": sum(map(len, judged.values())),
             "answered_in_run": sum(1 for grades in judged.values() if any(grades.values()))}

@@ -5,7 +5,8 @@ not (imports inside functions included), except the infrastructure that only run
 records jobs (``INFRASTRUCTURE``). The packages followed are ``peftir`` and those of the systems
 installed beside it (``packages``: a system shipped in another distribution brings its own
 modules and scripts, which count alike). Each file is reduced to its syntax tree without
-docstrings and without statements that only log (``print(...)``, ``log.info(...)``…), and hashed. The workflow
+docstrings and without statements that only log (``print(...)``, ``log.info(...)``…, and ``peftir.progress_log``'s
+import and ``progress_log.*(...)`` calls), and hashed. The workflow
 passes the resulting ``{module: digest}`` to every job as its ``code`` param, so Snakemake reruns
 a job when the code that computes its result changes (loss, ranker, method, metric, t-test) and
 not when a comment, a docstring, a log message or the provenance code does; the audit compares a
@@ -21,8 +22,10 @@ from pathlib import Path
 
 PACKAGE = "peftir"
 # Running, logging and recording jobs does not change what they compute; nor does which systems are registered.
-INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.files", "peftir.systems")
+INFRASTRUCTURE = ("peftir.pipeline", "peftir.app", "peftir.provenance", "peftir.files", "peftir.systems",
+                  "peftir.progress_log")
 LOGGING_CALLS = {"debug", "info", "warning", "error", "exception"}
+PROGRESS = "progress_log"   # peftir.progress_log, imported as ``from .. import progress_log``: its calls only log
 
 
 Packages = tuple[str, ...]
@@ -102,6 +105,9 @@ class _Normalise(ast.NodeTransformer):
 
 
 def _is_docstring_or_log(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.module in (None, PACKAGE) and [alias.name for alias in stmt.names] == [PROGRESS] \
+            and not any(alias.asname for alias in stmt.names)
     if not isinstance(stmt, ast.Expr):
         return False
     value = stmt.value
@@ -113,6 +119,9 @@ def _is_docstring_or_log(stmt: ast.stmt) -> bool:
             return True
         if isinstance(function, ast.Attribute) and function.attr in LOGGING_CALLS \
                 and isinstance(function.value, ast.Name) and function.value.id in ("log", "logger", "logging"):
+            return True
+        if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) \
+                and function.value.id == PROGRESS:
             return True
     return False
 

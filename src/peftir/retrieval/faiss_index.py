@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ..execution.seam import CPU, Execution
+from .. import progress_log
 from ..files import atomic_directory
 
 KINDS = ("flat", "hnsw")
@@ -118,11 +119,16 @@ def write(path: str | Path, batches: Iterable[tuple[np.ndarray, list[str]]], kin
                 np.save(building / SHARDS / f"{shards:05d}.npy", np.ascontiguousarray(vectors, dtype=np.float32))
                 docids.write("".join(f"{doc}\n" for doc in ids))
                 count, dimension, shards = count + len(ids), vectors.shape[1], shards + 1
+                progress_log.advance("vectors written to the index", len(ids))
+        progress_log.finish("vectors written to the index")
         if kind == "hnsw":
             graph = faiss.IndexHNSWFlat(dimension, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             graph.hnsw.efSearch = ef_search
+            progress_log.start("building the HNSW graph", shards, "shards")
             for shard in sorted((building / SHARDS).iterdir()):
                 graph.add(np.load(shard))
+                progress_log.advance("building the HNSW graph")
+            progress_log.finish("building the HNSW graph")
             faiss.write_index(graph, str(building / HNSW))
         facts = {"kind": kind, "documents": count, "dimension": dimension, "shards": shards}
         (building / ABOUT).write_text(json.dumps(facts))

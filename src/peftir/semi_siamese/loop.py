@@ -39,6 +39,7 @@ from ..models.learned import learned_state, load_learned_state
 from ..models.inputs import RankingData
 from .rankers import Ranker
 from .rerank import batches, progress
+from .. import progress_log
 from ..training.checkpoint import Checkpoint, restore_rng_states, rng_states
 from ..training.finite import read_losses
 
@@ -164,12 +165,15 @@ def train_epoch(ranker: Ranker, optimizer: torch.optim.Optimizer, data: RankingD
     mean loss, read once (a non-finite batch loss stops training, naming the batch: ``read_losses``)."""
     ranker.train()
     losses = []
+    progress_log.start(f"epoch {epoch}", len(triples), "triples")
     with progress(len(triples), f"epoch {epoch} train") as bar:
         for batch in batches(triples, batch_size):
             texts = list(zip(data.queries.many([q for q, _, _ in batch]), data.docs.many([p for _, p, _ in batch]),
                              data.docs.many([n for _, _, n in batch])))
             losses.append(train_step(ranker, optimizer, texts, rows, max_grad_norm) * len(batch))
             bar.update(len(batch))
+            progress_log.advance(f"epoch {epoch}", len(batch))
+    progress_log.finish(f"epoch {epoch}")
     return sum(read_losses(losses, 1, f"epoch {epoch}, batch {{}}")) / len(triples)
 
 
@@ -193,6 +197,7 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
         result = TrainResult(best, saved["best_epoch"], saved["best_score"], saved["history"])
         print(f"resumed from the checkpoint of epoch {done}", file=sys.stderr, flush=True)
     rows = train_rows(ranker, settings)
+    progress_log.start("training epochs", settings["epochs"] - done, "epochs")
     for epoch in range(done + 1, settings["epochs"] + 1):
         start = time.time()
         triples = pairs.epoch(epoch, rng, settings["pairs_per_epoch"])
@@ -201,6 +206,7 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
         score = validate(ranker)
         result.history.append({"epoch": epoch, "loss": loss, "validation": score, "seconds": time.time() - start})
         print(f"epoch {epoch}: loss {loss:.4f} validation {score:.4f}", file=sys.stderr, flush=True)
+        progress_log.advance("training epochs")
         if score > result.best_score:
             result.best_state, result.best_epoch, result.best_score = learned_state(ranker), epoch, score
         if checkpoint and epoch < settings["epochs"]:     # after the last one the job writes its outputs
@@ -208,4 +214,5 @@ def train(ranker: Ranker, groups: ParamGroups, data: RankingData, pairs: PairSou
                              "rng": rng_states(rng), "best_state": result.best_state,
                              "best_epoch": result.best_epoch, "best_score": result.best_score,
                              "history": result.history})
+    progress_log.finish("training epochs")
     return result

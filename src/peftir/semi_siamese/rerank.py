@@ -20,6 +20,7 @@ from ..models.learned import load_learned_state
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
 from ..execution.passes import Configured, Encoder, Shape
 from ..execution.seam import Execution
+from .. import progress_log
 from .configured import configured_ranker, ranking_data, saved_weights, seed_everything
 from ..models.inputs import Collection, RankingData
 from .rankers import DOCUMENT, PAIR, QUERY, BiEncoder, Ranker
@@ -68,10 +69,13 @@ def rerank(ranker: Ranker, data: RankingData, qids: list[str], batch_size: Confi
     batch_size = rerank_rows(ranker, batch_size)
     score = _rerank_bi if isinstance(ranker, BiEncoder) else _rerank_pairs
     run: Run = {}
+    progress_log.start(f"{desc} candidates", sum(len(data.candidates[qid]) for qid in qids), "candidates")
     with progress(sum(len(data.candidates[qid]) for qid in qids), f"{desc} candidates") as bar:
         for group in query_groups(qids, data.candidates, GROUP_PAIRS):
             run.update(score(ranker, data, group, batch_size))
             bar.update(sum(len(data.candidates[qid]) for qid in group))
+            progress_log.advance(f"{desc} candidates", sum(len(data.candidates[qid]) for qid in group))
+    progress_log.finish(f"{desc} candidates")
     return run
 
 

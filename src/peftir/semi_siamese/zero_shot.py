@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from ..data import folds
+from .. import progress_log
 from ..data.trec import Run, answered_queries, read_run, read_topics, report_missing, write_run
 from ..execution.seam import Execution
 from ..provenance.ir_metadata import ir_metadata, write_ir_metadata
@@ -35,6 +36,7 @@ def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[
     topics = read_topics(collection.queries, qids)
     qids = [qid for qid in qids if run.get(qid)]
     scored: Run = {}
+    progress_log.start("zero-shot candidates", sum(len(run[qid]) for qid in qids), "candidates")
     with collection.store() as store, progress(sum(len(run[qid]) for qid in qids), "zero-shot candidates") as bar:
         for group in query_groups(qids, run, GROUP_PAIRS):
             docids = sorted({docid for qid in group for docid in run[qid]})
@@ -48,6 +50,8 @@ def zero_shot_scores(model, collection: Collection, candidates: str, qids: list[
                 similarity = model.similarity(query.unsqueeze(0), torch.stack([docs[d] for d in ranked]))[0]
                 scored[qid] = dict(zip(ranked, similarity.tolist()))
                 bar.update(len(ranked))
+                progress_log.advance("zero-shot candidates", len(ranked))
+    progress_log.finish("zero-shot candidates")
     return scored
 
 

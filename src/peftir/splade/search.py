@@ -20,6 +20,7 @@ from typing import Iterator
 import torch
 
 from ..data import trec
+from .. import progress_log
 from ..data.docstore import document_windows
 from ..data.empty_documents import is_empty
 from ..execution.passes import Configured, Encoder, Shape
@@ -71,11 +72,14 @@ def index_corpus(encoder: Splade, docs: str, output: str | Path, factor: int, ba
 
     def documents() -> Iterator[tuple[str, impact.Impacts]]:
         nonlocal pieces, empty_texts
+        progress_log.start("encoding the corpus", progress_log.lines_of(docs), "documents")
         for ids, texts in document_windows(docs):
             empty_texts += sum(map(is_empty, texts))      # encoded all the same, from the special tokens alone
             for index, impacts in quantised_batches(encoder, texts, DOCUMENT, factor, batch_size):
                 pieces += len(impacts)
                 yield ids[index], impacts
+            progress_log.advance("encoding the corpus", len(ids))
+        progress_log.finish("encoding the corpus")
 
     output = Path(output)
     written = impact.write_documents(output / VECTORS / "docs.jsonl", documents())
@@ -103,6 +107,7 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
     per_query, counts = {}, {"pieces": 0, "cut": 0, "empty": 0}
 
     def blocks() -> Iterator[dict[str, str]]:
+        progress_log.start("searching the queries", len(qids), "queries")
         for block in trec.query_blocks(qids):
             texts = {}
             for qid, vector in zip(block, quantised_vectors(encoder, [topics[q] for q in block], QUERY, factor,
@@ -114,7 +119,9 @@ def search_queries(encoder: Splade, index: str | Path, queries: str, factor: int
                 per_query[qid] = impact.query_flops(vector, frequencies, documents)
                 if vector:                           # a query with no piece left retrieves nothing
                     texts[qid] = impact.query_text(vector)
+            progress_log.advance("searching the queries", len(block))
             yield texts
+        progress_log.finish("searching the queries")
 
     tag = "-".join(str(about[key]) for key in ("backbone", "splade", "fold", "seed") if key in about)
     started = time.monotonic()

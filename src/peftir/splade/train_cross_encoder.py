@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import folds, trec
+from .. import progress_log
 from ..data.run_index import RunIndex
 from ..evaluation.metrics import evaluated_queries
 from ..execution.passes import Configured, Encoder, Shape
@@ -105,6 +106,7 @@ def reranked_queries(model: CrossEncoder, collection: Collection, first_stage: s
     counts = {"queries": 0, "pairs": 0} if counts is None else counts
     candidates = RunIndex(first_stage, set(qids))
     topics = trec.read_topics(collection.queries, set(qids))
+    progress_log.start("reranking the queries", len(qids), "queries")
     with collection.store() as store:
         for qid in sorted(qids):
             docs = [doc for doc, _ in candidates.top(qid, settings["depth"])]
@@ -112,6 +114,8 @@ def reranked_queries(model: CrossEncoder, collection: Collection, first_stage: s
                 counts["queries"] += 1
                 counts["pairs"] += len(docs)
                 yield from rank_pairs(model, topics, {qid: docs}, store.texts, settings["batch_size"]).items()
+            progress_log.advance("reranking the queries")
+    progress_log.finish("reranking the queries")
 
 
 def rerank_first_stage(spec: dict, settings: dict, collection: Collection, first_stage: str, fold: str, threads: int,

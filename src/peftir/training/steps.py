@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from transformers import get_linear_schedule_with_warmup
 
 from ..execution.gradients import clip
+from .. import progress_log
 from .finite import read_losses
 
 NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
@@ -53,17 +54,20 @@ def train_updates(model: nn.Module, update: Callable[[int], Tensor | float], ste
     schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
     window = log_every or steps
     losses, running = [], []
+    progress_log.start("training steps", steps, "steps")
     for step in range(steps):
         optimizer.zero_grad(set_to_none=True)
         running.append(update(step))
         clip((p for group in groups for p in group["params"]), max_grad_norm)
         optimizer.step()
         schedule.step()
+        progress_log.advance("training steps")
         if after is not None:
             after(step + 1)
         if len(running) == window or step == steps - 1:
             losses.append(sum(read_losses(running, step + 2 - len(running), f"step {{}} of {steps}")) / len(running))
             print(f"step {step + 1}/{steps}: loss {losses[-1]:.4f}", flush=True)
             running = []
+    progress_log.finish("training steps")
     model.eval()
     return losses
