@@ -40,6 +40,7 @@ DEFAULT_INTERVAL = 60.0
 class _Stage:
     total: float | None
     unit: str
+    interval: float                  # seconds between lines, read once when the stage starts
     started: float
     last_written: float
     done: float = 0
@@ -97,18 +98,19 @@ def lines_of(path: str | os.PathLike) -> Callable[[], int]:
 def start(what: str, total: float | Callable[[], float | None] | None, unit: str = "items") -> None:
     """A stage begins: ``total`` items of ``unit``, or a function giving it (None: count and rate only)."""
     now = time.monotonic()
-    _STAGES[what] = stage = _Stage(_known(total), unit, now, now)
+    _STAGES[what] = stage = _Stage(_known(total), unit, _interval(), now, now)
     _write(what, stage, now)
 
 
 def advance(what: str, done: float = 1) -> None:
-    """``done`` more items of the stage ``what``; a line when the interval has passed since the last."""
+    """``done`` more items of the stage ``what``; a line when the stage's interval has passed since the last (called
+    per document or step, so it reads no environment and formats nothing otherwise)."""
     if what not in _STAGES:            # never started: counted from here, without a total
         start(what, None)
     stage = _STAGES[what]
     stage.done += done
     now = time.monotonic()
-    if now - stage.last_written >= _interval():
+    if now - stage.last_written >= stage.interval:
         _write(what, stage, now)
 
 

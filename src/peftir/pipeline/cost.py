@@ -317,7 +317,7 @@ def allocations(jobs: list[PlannedJob], local: set[str], seconds: list[float], l
     a group.
     A grouped job without the group's ``slot`` (``resources_of(..., grouped=True)`` in the rules)
     is refused: Snakemake would size its group as the sum of its parallel jobs."""
-    submitted: dict[str, list[int]] = {}
+    submitted: dict[int | str, list[int]] = {}         # a group's submission number, or "job <index>" alone
     for index, job in enumerate(jobs):
         if job.group is None and job.rule in local:
             continue
