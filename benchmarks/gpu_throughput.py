@@ -142,11 +142,13 @@ def splade(execution: Execution, layers: int, passes: Configured = AUTO) -> tupl
         return splade_loss(queries, positives, negatives, 1, regularisation)["loss"]
 
     def train() -> int:              # queries, positives, negatives: as train_splade's update runs them
-        optimizer.zero_grad()
-        cached_gradient(execution, chunks, lambda chunk: (0.0, encoder.encode([text] * (chunk[2].stop -
-                                                                                         chunk[2].start), chunk[1])),
-                        loss, cache=len(chunks) > len(sides))
-        optimizer.step()
+        with execution.training_step():
+            optimizer.zero_grad()
+            cached_gradient(execution, chunks, lambda chunk: (0.0, encoder.encode([text] * (chunk[2].stop -
+                                                                                             chunk[2].start),
+                                                                                  chunk[1])),
+                            loss, cache=len(chunks) > len(sides))
+            optimizer.step()
         return 96 * 256
 
     def encode() -> int:
@@ -178,9 +180,10 @@ def dpt(execution: Execution, layers: int, passes: Configured = AUTO) -> tuple[t
     batch = [(f"q{i}", list(texts)) for i in range(8)]
 
     def train() -> int:
-        optimizer.zero_grad()
-        update(batch)
-        optimizer.step()
+        with execution.training_step():
+            optimizer.zero_grad()
+            update(batch)
+            optimizer.step()
         return 8 * (32 + 30 * 128)
 
     def encode() -> int:
@@ -208,9 +211,10 @@ def condenser(execution: Execution, layers: int, passes: Configured = AUTO) -> t
     update = pretraining_update("condenser", model, execution, rows)
 
     def train() -> int:
-        optimizer.zero_grad()
-        update(batch)
-        optimizer.step()
+        with execution.training_step():
+            optimizer.zero_grad()
+            update(batch)
+            optimizer.step()
         return 64 * 128
 
     def encode() -> int:
@@ -255,8 +259,8 @@ def main() -> None:
     results = []
     for precision in ("fp32", "bf16"):
         # what execution.precision sets up (on a CPU too, where jobs would stay fp32: to time it)
-        execution = Execution(device, torch.bfloat16 if precision == "bf16" else None, args.compile)
-        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "bf16"
+        execution = Execution(device, torch.bfloat16 if precision == "bf16" else None, args.compile,
+                              tf32=precision == "bf16")       # TF32 in the training steps, as a job's
         workloads = {}                 # built one at a time, just before being timed, so one is on the GPU at once
         if not args.only or "rankers" in args.only:
             for name in RANKER_WORKLOADS:

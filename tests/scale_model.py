@@ -93,9 +93,10 @@ def _bpe_tokenizer(directory: Path):
 
 
 def tiny_backbone(name: str, directory: Path) -> Path:
-    """A tiny randomly initialised masked LM of ``name``'s family and depth in ``directory`` (made once)."""
+    """A tiny randomly initialised masked LM of ``name``'s family and depth in ``directory`` (made once); a BERT
+    with its pooler, as the released checkpoints have one."""
     import torch
-    from transformers import (BertConfig, BertForMaskedLM, BertTokenizerFast, DistilBertConfig,
+    from transformers import (BertConfig, BertForPreTraining, BertTokenizerFast, DistilBertConfig,
                               DistilBertForMaskedLM, DistilBertTokenizerFast, RobertaConfig, RobertaForMaskedLM)
 
     family, layers = FAMILIES[name]
@@ -104,8 +105,10 @@ def tiny_backbone(name: str, directory: Path) -> Path:
     torch.manual_seed(0)
     if family == "bert":
         tokenizer = BertTokenizerFast(vocab_file=_vocabulary(directory.parent / "wordpiece"), do_lower_case=True)
-        model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=layers,
-                                           num_attention_heads=2, intermediate_size=2 * HIDDEN))
+        # as the released BERTs: an MLM head and a pooler (the CLIR ranking head reads mBERT's, head_pooler)
+        model = BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN,
+                                              num_hidden_layers=layers, num_attention_heads=2,
+                                              intermediate_size=2 * HIDDEN))
     elif family in ("distilbert", "sentence-transformers"):
         tokenizer = DistilBertTokenizerFast(vocab_file=_vocabulary(directory.parent / "wordpiece"),
                                             do_lower_case=True)
@@ -128,6 +131,10 @@ def tiny_backbone(name: str, directory: Path) -> Path:
                             device="cpu").save(str(directory))
         return directory
     model.save_pretrained(directory)
+    if family == "bert":      # the released BERTs' config names the masked LM, their weights hold the pooler too
+        config = BertConfig.from_pretrained(directory)
+        config.architectures = ["BertForMaskedLM"]
+        config.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 

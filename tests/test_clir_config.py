@@ -10,6 +10,7 @@ import yaml
 
 from peftir.clir.collection import make_test_collection
 from peftir.clir.multilingual_text import build_language_corpus
+from peftir.data.trec import MalformedFileError
 from peftir.errors import ActionableError
 from peftir.clir.contract import CLIR_SYSTEMS, composed_languages, pair_languages, ranking_key
 from peftir.pipeline.config import ConfigError, load_config
@@ -134,6 +135,54 @@ def test_a_text_part_reads_a_local_file_one_unit_per_line(tmp_path):
     with pytest.raises(ActionableError, match="no file"):
         build_language_corpus("en", [{"kind": "text", "path": str(tmp_path / "absent.txt")}], {}, {},
                               str(out / "t.txt"), str(out / "h.txt"), str(out / "i.json"), heldout_fraction=0.1,
+                              max_words=None, seed=1)
+
+
+ARTICLES = {"Alpha": ["Alpha is the first letter.", "It comes before beta."],
+            "Beta": ["Beta is the second letter."], "Gamma": ["Gamma follows beta.", "Then delta.", "Then epsilon."]}
+
+
+def _extractions(directory) -> dict[str, str]:
+    """The three forms of one extraction: wikiextractor's <doc> blocks and --json lines, and one article a line."""
+    directory.mkdir()
+    doc = "".join(f'<doc id="{i}" url="u{i}" title="{title}">\n{title}\n' + "\n".join(paragraphs) + "\n</doc>\n"
+                  for i, (title, paragraphs) in enumerate(ARTICLES.items()))
+    lines = {"doc.txt": doc,
+             "json.txt": "".join(json.dumps({"id": str(i), "title": title, "text": "\n".join(paragraphs)}) + "\n"
+                                 for i, (title, paragraphs) in enumerate(ARTICLES.items())),
+             "lines.txt": "".join(" ".join(paragraphs) + "\n" for paragraphs in ARTICLES.values())}
+    for name, text in lines.items():
+        (directory / name).write_text(text)
+    return {name: str(directory / name) for name in lines}
+
+
+def test_a_text_part_is_one_article_a_unit_in_each_form_wikiextractor_writes(tmp_path):
+    """An article is held out or trained on whole and its paragraphs stay one unit (one [CLS] … [SEP] when
+    tokenised), whether the extraction is wikiextractor's <doc> blocks (title line left out), its --json, or one
+    article a line."""
+    wanted = sorted(" ".join(paragraphs) for paragraphs in ARTICLES.values())
+    for name, path in _extractions(tmp_path / "extracted").items():
+        out = tmp_path / name
+        build_language_corpus("en", [{"kind": "text", "path": path}], {}, {}, str(out / "train.txt"),
+                              str(out / "heldout.txt"), str(out / "info.json"), heldout_fraction=0.34,
+                              max_words=None, seed=1)
+        held, trained = ((out / f).read_text().splitlines() for f in ("heldout.txt", "train.txt"))
+        assert len(held) == 1 and sorted(held + trained) == wanted, name
+
+
+@pytest.mark.parametrize("text, where, why", [
+    ('<doc id="1" title="A">\nA\nBody.\n</doc>\n</doc>\n', "line 5", "without its <doc>"),
+    ('<doc id="1" title="A">\nA\nBody.\n', "line 1", "not closed"),
+    ('<doc id="1" title="A">\nA\n</doc>\nstray paragraph\n', "line 4", "outside a <doc>"),
+    ('{"id": "1", "text": "Body."}\n{"id": "2", "title": "B"}\n', "line 2", "under \"text\""),
+    ("An article.\n<doc id=\"2\" title=\"B\">\n", "line 2", "one article a line"),
+])
+def test_a_text_part_that_is_not_whole_articles_is_refused_with_its_line(tmp_path, text, where, why):
+    path = tmp_path / "wiki.txt"
+    path.write_text(text)
+    with pytest.raises(MalformedFileError, match=f"{path}, {where}: .*{why}"):
+        build_language_corpus("en", [{"kind": "text", "path": str(path)}], {}, {}, str(tmp_path / "t.txt"),
+                              str(tmp_path / "h.txt"), str(tmp_path / "i.json"), heldout_fraction=0.1,
                               max_words=None, seed=1)
 
 

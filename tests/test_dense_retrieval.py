@@ -12,7 +12,8 @@ from transformers import RobertaConfig, RobertaModel
 from peftir.dense.deep_prompt import deep_prompts, prompt_values, trainable
 from peftir.retrieval import faiss_index
 from peftir.retrieval.dense_retriever import PASSAGE, QUERY, DenseRetriever, contrastive_loss
-from peftir.execution.seam import CPU
+from peftir.execution import seam
+from peftir.execution.seam import CPU, Execution
 from peftir.training.passage_groups import PassageGroups
 from peftir.dense.train import training_groups
 from tiny import tiny_backbone
@@ -150,6 +151,51 @@ def test_exact_search_on_a_device_ranks_as_faiss_does_across_shards(tmp_path):
         expected = np.argsort(-(queries @ vectors.T), axis=1)[:, :depth]
         assert np.array_equal(rows, expected)
         assert np.allclose(scores, np.take_along_axis(queries @ vectors.T, expected, axis=1), atol=1e-5)
+
+
+def test_exact_search_asks_for_full_fp32_products_whatever_the_process_set(tmp_path, monkeypatch):
+    """TF32 is PyTorch's process-wide flag: a search after (or inside) a training step that turned it on must still
+    compute its products in fp32, so the device path turns it off for its span and restores it after."""
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(30, 8)).astype(np.float32)
+    faiss_index.write(tmp_path / "index", [(vectors, [f"d{i}" for i in range(30)])])
+    index = faiss_index.read(tmp_path / "index", threads=1)
+    seen, read = [], faiss_index.DenseIndex._vectors
+    monkeypatch.setattr(faiss_index.DenseIndex, "_vectors",
+                        lambda self, shard: seen.append(torch.backends.cuda.matmul.allow_tf32) or read(self, shard))
+    with seam.tf32(True):
+        index.on_device(vectors[:2], 3)
+        assert torch.backends.cuda.matmul.allow_tf32
+    assert seen == [False]
+
+
+def _tf32_swaps() -> tuple[np.ndarray, np.ndarray]:
+    """Queries and documents whose order TF32 reverses: document 0 scores 1 + 3·2⁻¹³ in fp32, document 1
+    1 + 2⁻¹²; TF32 rounds document 0's first component to 1.0 (ten bits of mantissa) and keeps document 1's exact
+    2⁻¹², so it ranks document 1 first. The rest score near 0; 4,096 documents and 64 queries so the GPU's
+    library takes its tensor-core kernels."""
+    rng = np.random.default_rng(4)
+    documents = (rng.normal(size=(4096, 64)) * 1e-3).astype(np.float32)
+    documents[0], documents[1] = 0, 0
+    documents[0, 0], documents[1, 0], documents[1, 1] = 1 + 3 * 2 ** -13, 1.0, 2 ** -12
+    queries = np.zeros((64, 64), dtype=np.float32)
+    queries[:, :2] = 1.0
+    return queries, documents
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="TF32 is a CUDA matrix-product mode")
+def test_exact_search_on_a_gpu_ranks_as_fp32_when_a_training_step_left_tf32_on(tmp_path):
+    queries, documents = _tf32_swaps()
+    execution = Execution.of({"device": "cuda", "precision": "bf16"})     # the paper configurations' setting
+    on_gpu = torch.from_numpy(queries).cuda(), torch.from_numpy(documents).cuda()
+    with seam.tf32(True):
+        if int((on_gpu[0] @ on_gpu[1].T).argmax(dim=1)[0]) != 1:
+            pytest.skip("this GPU computes fp32 products without TF32 (before Ampere): nothing to tell apart")
+    faiss_index.write(tmp_path / "index", [(documents, [f"d{i}" for i in range(len(documents))])])
+    index = faiss_index.read(tmp_path / "index", threads=1, execution=execution)
+    with seam.tf32(True):                     # what a training step in the same process sets
+        hits = index.search(queries, 2)
+    assert all(list(hit) == ["d0", "d1"] for hit in hits)
 
 
 def test_an_approximate_index_reports_its_recall_against_exact_search(tmp_path):

@@ -5,6 +5,8 @@ import math
 
 import pytest
 
+from peftir.data import trec
+from peftir.data.run_index import RunIndex
 from peftir.evaluation.metrics import evaluate_run, metric_summary, read_metrics, write_metrics
 from peftir.contract.measures import measure
 
@@ -60,6 +62,36 @@ def test_query_without_relevant_documents_is_skipped() -> None:
 def test_query_missing_from_run_scores_zero() -> None:
     result = evaluate_run(RUN, QRELS, ["P@2", "nDCG@5", "AP", "RR@10", "R@100"], qids=["q3"])
     assert result == {"q3": {"P@2": 0.0, "nDCG@5": 0.0, "AP": 0.0, "RR@10": 0.0, "R@100": 0.0}}
+
+
+# Three documents tied at the depth-2 boundary, one of them relevant: which two a cut keeps decides P@2.
+TIED = {"q": {"top": 9.0, "d10": 1.0, "d2": 1.0, "d9": 1.0, "low": 0.5}}
+TIED_QRELS = {"q": {"d9": 1, "top": 1}}
+
+
+def test_ties_are_ranked_and_cut_as_the_evaluator_breaks_them(tmp_path) -> None:
+    """trec_eval ranks equal scores by docid descending ("d9" > "d2" > "d10" as strings): a run cut at depth k keeps
+    the documents the evaluator itself ranks in its top k, so metrics of the cut run equal the full run's at k, and
+    a written run's ranks follow the same order."""
+    assert [doc for doc, _ in trec.ranked(TIED["q"])] == ["top", "d9", "d2", "d10", "low"]
+    cut = trec.truncate_run(TIED, 2)
+    assert cut == {"q": {"top": 9.0, "d9": 1.0}}
+    full = evaluate_run(TIED, TIED_QRELS, ["P@2", "P@3", "RR@10"])["q"]
+    assert full["P@2"] == evaluate_run(cut, TIED_QRELS, ["P@2"])["q"]["P@2"] == 1.0   # ascending ids: d10, 1/2
+    assert full["P@3"] == evaluate_run(trec.truncate_run(TIED, 3), TIED_QRELS, ["P@3"])["q"]["P@3"] == 2 / 3
+    trec.write_run(tmp_path / "run", TIED, tag="t")
+    lines = (tmp_path / "run").read_text().split("\n")
+    assert [line.split()[2] for line in lines if line] == ["top", "d9", "d2", "d10", "low"]
+    assert trec.read_run(tmp_path / "run", depth=2) == cut
+    assert [doc for doc, _ in RunIndex(tmp_path / "run").top("q", 3)] == ["top", "d9", "d2"]
+
+
+def test_every_measure_breaks_a_tie_as_trec_eval_does() -> None:
+    """RR@10 comes from ir_measures' msmarco provider (pytrec_eval's RR has no cutoff), which sorts a tie by
+    ascending docid: without the run put in trec_eval's order first, RR@10 and RR of one run would disagree."""
+    tied = {"q": {"a": 1.0, "b": 1.0}}          # trec_eval ranks b first
+    assert evaluate_run(tied, {"q": {"a": 1}}, ["RR@10", "RR", "P@1", "nDCG@1"])["q"] == {
+        "RR@10": 0.5, "RR": 0.5, "P@1": 0.0, "nDCG@1": 0.0}
 
 
 def test_summary_mean_and_round_trip(tmp_path) -> None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from adapters import AutoAdapterModel
 from torch import nn
-from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertForPreTraining
 
 from peftir.clir import modular, sparse_fine_tuning
 from peftir.clir.sparse_fine_tuning import SparseFineTuning, lottery_ticket_sft, top_k_mask
@@ -16,6 +16,7 @@ from peftir.execution.seam import CPU
 from peftir.clir.language_module import _sftm_parameters, train_language_module
 from peftir.clir.reranker import ComposedReranker, query_tokens, reranked
 from peftir.contract.backbones import EMBEDDED, resolve
+from peftir.errors import ActionableError
 from peftir.clir.ranking_module import train_ranking_module
 from peftir.training.steps import train_updates
 
@@ -123,16 +124,20 @@ def test_sftm_round_trips_through_its_file(tmp_path):
 
 # --- training and composition on a tiny encoder ---------------------------------------------------
 
-@pytest.fixture(scope="module")
-def tiny_mlm(tmp_path_factory) -> Path:
-    """A tiny random BERT masked-LM checkpoint with the embedded tokenizer (no download)."""
-    path = tmp_path_factory.mktemp("encoder")
+def _tiny_bert(path: Path, kind: type) -> Path:
+    """A tiny random BERT checkpoint of ``kind`` with the embedded tokenizer (no download)."""
     torch.manual_seed(0)
     config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=128, architectures=["BertForMaskedLM"])
-    BertForMaskedLM(config).save_pretrained(path)
+                        intermediate_size=64, max_position_embeddings=128, architectures=[kind.__name__])
+    kind(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(resolve(EMBEDDED)).save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm(tmp_path_factory) -> Path:
+    """A tiny random BERT masked-LM checkpoint, without a pooler."""
+    return _tiny_bert(tmp_path_factory.mktemp("encoder"), BertForMaskedLM)
 
 
 @pytest.fixture(scope="module")
@@ -356,15 +361,33 @@ def test_rerank_clir_writes_a_run_of_every_query_reranked_then_the_rest(tiny_mlm
     assert "split" in (tmp_path / "out.yaml").read_text()
 
 
+@pytest.fixture(scope="module")
+def tiny_with_pooler(tmp_path_factory) -> Path:
+    """The tiny BERT as the released checkpoints are: an MLM head and a trained (here: saved) pooler."""
+    return _tiny_bert(tmp_path_factory.mktemp("pooled"), BertForPreTraining)
+
+
+def test_a_ranking_head_on_a_pooler_the_checkpoint_lacks_is_refused(tiny_mlm, tiny_with_pooler):
+    """Without a trained pooler each job would draw its own: a ranking module scored through another pooler than
+    it trained with. A checkpoint with one loads it, the same in every job."""
+    with pytest.raises(ActionableError, match="head_pooler is true, but the checkpoint has no trained pooler"):
+        modular.load_encoder(tiny_mlm, with_mlm_head=False, pooler=True)
+    modular.load_encoder(tiny_mlm, with_mlm_head=False, pooler=False)
+    pooled = [modular.load_encoder(tiny_with_pooler, with_mlm_head=False, pooler=True)[0].base_model.pooler
+              for _ in range(2)]
+    assert torch.equal(pooled[0].dense.weight, pooled[1].dense.weight)
+
+
 @pytest.mark.parametrize("pooler", [False, True])
-def test_in_bf16_the_encoder_runs_in_bf16_and_the_ranking_head_in_fp32(tiny_mlm, pooler):
+def test_in_bf16_the_encoder_runs_in_bf16_and_the_ranking_head_in_fp32(tiny_mlm, tiny_with_pooler, pooler):
     """Logits a few units large would be only ~0.02 apart in bf16, and a hundred candidates' ties broken by document
     id: the ranking head (and the pooler it may read) runs in fp32 under the execution's autocast, as every score of
     the package, with the same scores as the model's own forward in fp32."""
     from peftir.execution.seam import CPU, Execution
 
     torch.manual_seed(0)                         # the head's initial weights, whatever tests ran before
-    model, tokenizer = modular.load_encoder(tiny_mlm, with_mlm_head=False, pooler=pooler)
+    model, tokenizer = modular.load_encoder(tiny_with_pooler if pooler else tiny_mlm, with_mlm_head=False,
+                                            pooler=pooler)
     modular.add_ranking_head(model, pooler)
     model.eval()
     with torch.no_grad():

@@ -133,6 +133,19 @@ def test_token_blocks_on_disk_are_the_concatenated_ids_cut_into_blocks(trimmed_b
         mlm.write_blocks(tokenizer, [["one"]], 16, tmp_path / "none")
 
 
+def test_blocks_in_run_mlms_groups_never_span_two_groups(trimmed_backbone, corpus, tmp_path):
+    """``group``: ``run_mlm``'s ``group_texts`` runs per ``datasets.map`` batch, so each batch of units is cut to
+    whole blocks on its own, its remainder dropped."""
+    tokenizer = AutoTokenizer.from_pretrained(trimmed_backbone[0])
+    units = list(text_units(corpus["txt"]))
+    groups = [[i for unit in units[start:start + 4] for i in tokenizer(unit)["input_ids"]]
+              for start in range(0, len(units), 4)]
+    expected = [group[start:start + 15] for group in groups for start in range(0, len(group) - 14, 15)]
+    blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus["txt"]]), 15, tmp_path / "ids", group=4)
+    assert blocks.rows(range(len(blocks))).tolist() == expected
+    assert any(len(group) % 15 for group in groups) and len(blocks) < sum(map(len, groups)) // 15
+
+
 def test_trimmed_tokenizer_gives_the_full_tokenizers_pieces(trimmed_backbone, corpus):
     path, summary = trimmed_backbone
     tokenizer = AutoTokenizer.from_pretrained(path)

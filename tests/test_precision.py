@@ -59,3 +59,64 @@ def test_a_measurement_of_bf16_on_a_cpu_asks_for_it_in_the_environment(monkeypat
     monkeypatch.setenv("PEFTIR_CPU_BF16", "1")
     assert Execution.of({"device": "cpu", "precision": "bf16"}).used()["precision"] == "bf16"
     assert Execution.of({"device": "cpu", "precision": "fp32"}).autocast is None
+
+
+GPU_BF16 = Execution(torch.device("cpu"), torch.bfloat16, tf32=True)   # a GPU job's TF32 choice, its flag on a CPU
+
+
+def test_a_job_starts_with_tf32_off_and_only_its_training_steps_turn_it_on():
+    """Searches and scores between steps (validation, reranking) run in fp32; the flag is process-wide, so a step
+    restores what it found."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    assert not Execution.of({"device": "cpu", "precision": "bf16"}).tf32
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    with GPU_BF16.training_step():
+        assert torch.backends.cuda.matmul.allow_tf32 is True
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    with Execution().training_step():                    # fp32 jobs keep full fp32 in their steps too
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert GPU_BF16.used()["tf32"] == "training steps" and "tf32" not in Execution().used()
+
+
+def test_the_training_loops_steps_run_in_tf32_and_their_validations_do_not():
+    from peftir.training.steps import train_updates
+
+    model = GPU_BF16.place(torch.nn.Linear(2, 1))
+    during, after = [], []
+
+    def update(step: int) -> torch.Tensor:
+        during.append(torch.backends.cuda.matmul.allow_tf32)
+        loss = model(torch.ones(1, 2)).sum()
+        loss.backward()
+        return loss.detach()
+
+    train_updates(model, update, 2, 1e-3, after=lambda n: after.append(torch.backends.cuda.matmul.allow_tf32))
+    assert during == [True, True] and after == [False, False]
+
+
+def test_a_semi_siamese_step_runs_in_tf32_where_the_execution_chose_it(monkeypatch):
+    from peftir.semi_siamese import loop
+
+    ranker = GPU_BF16.place(tiny_ranker("monobert"))
+    seen = []
+    score = loop.triple_loss
+    monkeypatch.setattr(loop, "triple_loss",
+                        lambda ranker, part: seen.append(torch.backends.cuda.matmul.allow_tf32) or score(ranker, part))
+    optimizer = torch.optim.Adam(ranker.parameters(), lr=1e-5)
+    loop.train_step(ranker, optimizer, [(QUERIES[0], DOCS[0], DOCS[1])] * 2, rows=1)
+    assert seen == [True, True] and torch.backends.cuda.matmul.allow_tf32 is False
+
+
+def test_a_part_trained_inside_a_placed_model_takes_the_execution_it_is_given():
+    """The MLM head fitted inside a placed BertForMaskedLM is not placed itself: its steps run in the execution the
+    job hands over, not in a CPU default."""
+    from peftir.training.steps import train_steps
+
+    head, seen = torch.nn.Linear(2, 1), []
+
+    def loss(step: int) -> torch.Tensor:
+        seen.append(torch.backends.cuda.matmul.allow_tf32)
+        return head(torch.ones(1, 2)).sum()
+
+    train_steps(head, loss, 2, 1e-3, execution=GPU_BF16)
+    assert seen == [True, True]

@@ -154,6 +154,36 @@ def test_sentences_are_packed_greedily_into_blocks_with_room_for_special_tokens(
     assert all(len(block) <= 3 for block in cropped) and len(cropped) == 4        # long sentences cropped
 
 
+@pytest.mark.parametrize("window", [None, 3])
+def test_byte_level_bpe_units_are_cut_from_the_whole_texts_pieces_with_their_leading_space(tmp_path, window):
+    """RoBERTa's tokenizer marks a word after a space (``ĠIt``): each sentence tokenised alone would start with the
+    unmarked form. Cut from the whole text, the units' pieces are the text's pieces, in order, for sentences and for
+    the word windows that stand in for them; every sentence after a space starts with a marked word."""
+    from scale_model import _bpe_tokenizer
+
+    tokenizer = _bpe_tokenizer(tmp_path / "bpe")
+    texts = [TEXT, "retrieval of passages  with   two spaces\nand a line break in it", " leading space. Then"]
+    for text in texts + ["lower case words  only as in vaswani"] * (window is not None):
+        units = pretraining_text._tokenised(tokenizer, text, window)
+        assert [piece for unit in units for piece in unit] == tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert len(units) > 1
+    sentences = pretraining_text._tokenised(tokenizer, TEXT, window)
+    assert len(sentences) == 4 and all(tokenizer.convert_ids_to_tokens(unit[0]).startswith("Ġ")
+                                       for unit in sentences[1:])
+    alone = tokenizer(split_sentences(TEXT)[1], add_special_tokens=False)["input_ids"]
+    assert not tokenizer.convert_ids_to_tokens(alone[0]).startswith("Ġ")     # what tokenising it alone gave
+
+
+def test_wordpiece_units_are_the_pieces_each_sentence_has_alone():
+    """BERT's WordPiece splits at whitespace before it finds pieces: the whole-text cut gives every sentence the
+    pieces it has tokenised alone, so no embedded table moves."""
+    tokenizer = tiny_backbone().tokenizer
+    for text in (TEXT, "Retrieval. Dense ones!  Then sparse ones?\nNone.",
+                 '"Aaron is a prophet. He spoke, "for Moses", in Egypt." Then.'):     # DPR's quoted passages
+        assert pretraining_text._tokenised(tokenizer, text) == tokenizer(split_sentences(text),
+                                                                         add_special_tokens=False)["input_ids"]
+
+
 def test_short_blocks_appear_at_the_configured_rate():
     """A document whose target is drawn short is split; at rate 0.5 about half as many as at rate 1."""
     tokenizer = tiny_backbone().tokenizer
@@ -215,6 +245,36 @@ def test_masking_hides_whole_words_and_pads_with_an_attention_mask():
         for index, is_continuation in enumerate(continuation):
             if is_continuation:                      # a word's pieces are masked together or not at all
                 assert labelled[index] == labelled[index - 1]
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+def test_whole_word_masks_are_the_released_collators_on_the_same_seed(tmp_path, family):
+    """The masking rule is DataCollatorForWholeWordMask's (deprecated by transformers 4.57): while transformers
+    still ships it, three batches in a row of rows of unequal lengths get the same inputs and labels from both, with
+    BERT's WordPiece and RoBERTa's byte-level BPE (DPTDR's RoBERTa-large)."""
+    import warnings
+
+    import transformers
+
+    from scale_model import _bpe_tokenizer
+
+    if not hasattr(transformers, "DataCollatorForWholeWordMask"):
+        pytest.skip("this transformers no longer has the collator to compare with")
+    tokenizer = tiny_backbone().tokenizer if family == "bert" else _bpe_tokenizer(tmp_path / "bpe")
+    text = "unbelievably tokenisation retrieval condenser pretrains dense encoders on passages of text"
+    pieces = tokenizer(text, add_special_tokens=False)["input_ids"]
+    batches = [[pieces, pieces[:5], pieces[3:]], [pieces[::-1], pieces[:9]], [pieces * 2, pieces[1:2]]]
+    for seed in (1, 7, 2024):
+        ours = Masking(tokenizer, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            released = transformers.DataCollatorForWholeWordMask(tokenizer, mlm_probability=0.15,
+                                                                 return_tensors="pt", seed=seed)
+        for rows in batches:
+            wrapped = [[tokenizer.cls_token_id, *row, tokenizer.sep_token_id] for row in rows]
+            expected, got = released([{"input_ids": ids} for ids in wrapped]), ours(rows)
+            assert torch.equal(got["input_ids"], expected["input_ids"])
+            assert torch.equal(got["labels"], expected["labels"])
 
 
 def test_pretraining_runs_write_backbones_any_stage_can_load(tmp_path):

@@ -81,7 +81,7 @@ def _train(model, blocks: mlm.TokenBlocks, tokenizer, settings: dict, seed: int,
 
     return train_updates(model, update, steps, settings["lr"], settings.get("warmup", 0),
                          settings.get("weight_decay", 0.0), log_every=max(1, steps // 10),
-                         max_grad_norm=settings["max_grad_norm"])
+                         max_grad_norm=settings["max_grad_norm"], execution=execution)
 
 
 def train_language_module(backbone: str, corpus: str, heldout: str, language: str, kind: str, settings: dict,
@@ -93,9 +93,11 @@ def train_language_module(backbone: str, corpus: str, heldout: str, language: st
     torch.manual_seed(seed)
     model, tokenizer = modular.load_encoder(backbone, with_mlm_head=True, pooler=False)
     with scratch_directory(output) as scratch:
-        blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus]), settings["block_size"], scratch / "train.ids")
+        blocks = mlm.write_blocks(tokenizer, unit_chunks([corpus]), settings["block_size"], scratch / "train.ids",
+                                  group=mlm.RUN_MLM_GROUP)
         held = mlm.heldout_batches(mlm.write_blocks(tokenizer, unit_chunks([heldout]), settings["block_size"],
-                                                    scratch / "heldout.ids", settings["heldout_blocks"]),
+                                                    scratch / "heldout.ids", settings["heldout_blocks"],
+                                                    group=mlm.RUN_MLM_GROUP),
                                    settings["batch_size"], tokenizer)
         started = time.monotonic()
         facts: dict = {"language": language, "kind": kind, "seed": seed, "training_blocks": len(blocks),

@@ -20,6 +20,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
 from ..contract.backbones import resolve
+from ..errors import ActionableError
 from ..execution.seam import Execution
 
 MLM_HEAD = "default"          # the checkpoint's MLM head as AdapterHub converts it
@@ -35,14 +36,21 @@ def load_encoder(path: str | Path, with_mlm_head: bool, pooler: bool) -> tuple[n
     """The encoder checkpoint (a directory or a hub name, pinned or not) as an ``AutoAdapterModel`` and its
     tokenizer; its MLM head kept only when asked.
     The pooler is frozen out of every count and update unless the ranking head uses it (a checkpoint without a
-    trained pooler, as multilingual-e5, gets a random one, which AdapterHub's forward still computes)."""
+    trained pooler, as multilingual-e5, gets a random one, which AdapterHub's forward still computes). A ranking head
+    on the pooler (``pooler``) of a checkpoint that has none is refused: every job would draw its own random pooler,
+    which no module saves, so a ranking module would be scored through another pooler than it trained with."""
     path = resolve(str(path))
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()     # a checkpoint without a pooler (multilingual-e5) is expected, not news
     try:
-        model = AutoAdapterModel.from_pretrained(path)
+        model, loading = AutoAdapterModel.from_pretrained(path, output_loading_info=True)
     finally:
         hf_logging.set_verbosity(verbosity)
+    drawn = sorted(key for key in loading["missing_keys"] if ".pooler." in f".{key}")
+    if pooler and drawn:
+        raise ActionableError(f"{path}: clir.backbone.head_pooler is true, but the checkpoint has no trained pooler "
+                              f"({', '.join(drawn)} would be drawn at random, anew in each job); set head_pooler: "
+                              f"false for a checkpoint without one (multilingual-e5), or use one that has it (mBERT)")
     if not with_mlm_head and MLM_HEAD in model.heads:
         model.delete_head(MLM_HEAD)
     if not pooler:

@@ -5,9 +5,12 @@ Wikipedia; offline, the freely licensed text Debian ships stands in: Bibles (SWO
 KJV, Spanish Reina-Valera 1909), the translated man pages (manpages-de, manpages-es) and the Debian Reference
 (whose sections are the cross-lingual test collection, ``peftir.clir.collection``, and so must not be
 language-module training text by default); where the user has extracted Wikipedia, a ``text`` part reads
-that file instead. Each reader yields *units* (a verse, a paragraph, a section) that
-:func:`build_language_corpus` writes one per line, shuffled and split into training and held-out text, streamed
-through bucket files on disk so that a Wikipedia does not have to fit in memory.
+that file instead, one article a unit, as the authors' ``adapter_mlm.py`` reads the Hugging Face ``wikipedia``
+dataset (one example per article): so an article is de-duplicated, held out or trained on whole, and its text
+runs on across the 256-token blocks ``peftir.training.mlm`` cuts, with one [CLS] … [SEP] per article. Each reader
+yields *units* (a verse, a paragraph, a section, an article) that :func:`build_language_corpus` writes one per
+line, shuffled and split into training and held-out text, streamed through bucket files on disk so that a
+Wikipedia does not have to fit in memory.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import functools
 import gzip
 import hashlib
 import html
+import itertools
+import json
 import random
 import re
 import shutil
@@ -348,14 +353,71 @@ def _reference_units(deb: str, part: Mapping[str, Any]) -> Iterable[str]:
 
 READERS: dict[str, Callable[[str, Mapping[str, Any]], Iterable[str]]] = {
     "sword": _sword_units, "manpages": _manpage_units, "debian_reference": _reference_units}
-TEXT = "text"     # a local file, one unit per line: the paper's Wikipedia, extracted by the user (no package)
+TEXT = "text"     # a local file of articles: the paper's Wikipedia, extracted by the user (no package)
+WIKIEXTRACTOR_DOC = re.compile(r'<doc\b[^>]*>\s*$')     # wikiextractor's default output: an article's first line
 
 
 def _text_units(path: Path) -> Iterator[str]:
-    """The lines of a local text file (e.g. a Wikipedia dump's articles extracted with wikiextractor, one
-    article or paragraph per line): read as given, so the user's extraction decides what a unit is."""
+    """The articles of a local text file, in one of the three forms a Wikipedia extraction takes, told by its first
+    line: wikiextractor ``--json`` (one JSON object a line, the article in ``text``), wikiextractor's default
+    ``<doc …>`` blocks (the title line after ``<doc>`` left out, as the ``wikipedia`` dataset's ``text`` has no
+    title; the paragraphs joined), or plain text with one article a line. A plain file with ``<doc>`` lines in it
+    is refused: that is a document's paragraphs a line each, not its articles."""
     with open(path, encoding="utf-8") as lines:
-        yield from lines
+        numbered = ((f"{path}, line {number}", line) for number, line in enumerate(lines, start=1))
+        first = next(((where, line) for where, line in numbered if line.strip()), None)
+        if first is None:
+            return
+        reader = (_json_articles if first[1].lstrip().startswith("{") else
+                  _doc_articles if WIKIEXTRACTOR_DOC.match(first[1].strip()) else _line_articles)
+        yield from reader(itertools.chain([first], numbered))
+
+
+def _json_articles(lines: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """wikiextractor ``--json``: each line an article, its text under ``text``."""
+    for where, line in lines:
+        if not line.strip():
+            continue
+        try:
+            article = json.loads(line)["text"]
+            if not isinstance(article, str):
+                raise TypeError(f"text is {type(article).__name__}")
+        except (ValueError, KeyError, TypeError) as problem:
+            raise MalformedFileError(f"{where}: not a wikiextractor --json line with the article under \"text\" "
+                                     f"({problem!r}): {line.rstrip()[:80]!r}") from None
+        yield article
+
+
+def _doc_articles(lines: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """wikiextractor's ``<doc id=… title=…>`` blocks: each block's lines after its title, joined."""
+    body: list[str] | None = None
+    opened = ""
+    for where, line in lines:
+        stripped = line.strip()
+        if WIKIEXTRACTOR_DOC.match(stripped):
+            if body is not None:
+                raise MalformedFileError(f"{where}: a <doc> opens inside the one opened at {opened}")
+            body, opened = [], where
+        elif stripped == "</doc>":
+            if body is None:
+                raise MalformedFileError(f"{where}: </doc> without its <doc>")
+            yield " ".join(body[1:])           # the first line is the title
+            body = None
+        elif body is not None:
+            body.append(stripped)
+        elif stripped:
+            raise MalformedFileError(f"{where}: text outside a <doc> … </doc> block: {stripped[:80]!r}")
+    if body is not None:
+        raise MalformedFileError(f"{opened}: the <doc> opened here is not closed before the file ends")
+
+
+def _line_articles(lines: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """Plain text: each line an article."""
+    for where, line in lines:
+        if WIKIEXTRACTOR_DOC.match(line.strip()) or line.strip() == "</doc>":
+            raise MalformedFileError(f"{where}: a wikiextractor <doc> line in a file read as one article a line; "
+                                     f"give the extraction as it is (its <doc> blocks, or --json), not part of it")
+        yield line
 
 
 def _part_units(part: Mapping[str, Any], packages: Mapping[str, str]) -> tuple[Iterable[str], dict]:
@@ -364,8 +426,9 @@ def _part_units(part: Mapping[str, Any], packages: Mapping[str, str]) -> tuple[I
     if part.get("kind") == TEXT:
         path = Path(part.get("path") or "")
         if not path.is_file():
-            raise ActionableError(f"corpus part {dict(part)}: no file {path} (a text part reads a local file, one "
-                                  f"unit per line: e.g. Wikipedia extracted from dumps.wikimedia.org with wikiextractor)")
+            raise ActionableError(f"corpus part {dict(part)}: no file {path} (a text part reads a local file of "
+                                  f"articles: Wikipedia extracted from dumps.wikimedia.org with wikiextractor, as it "
+                                  f"writes it, --json or <doc> blocks, or one article a line)")
         return _text_units(path), {"sha256": sha256(path)}
     if part.get("kind") not in READERS:
         raise ActionableError(f"corpus part {dict(part)}: kind must be one of {sorted([*READERS, TEXT])}")
@@ -473,7 +536,7 @@ def build_language_corpus(language: str, parts: list[dict], packages: dict[str, 
                           seed: int) -> None:
     """The ``language_corpus`` rule: the distinct units of ``parts`` (config entries: ``package``, ``kind`` one of
     sword, manpages, debian_reference; ``module`` for a Bible; optional ``sections``, a glob of man page
-    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's lines) in a
+    directories such as ``man[1-8]``, for man pages; or ``kind`` text and ``path``, a local file's articles) in a
     seeded random order, a ``heldout_fraction`` of them held out (``heldout``, drawn before the cap, so it stays
     the same whatever ``max_words``), the rest up to ``max_words`` words the training text (``output``); one unit
     per line. ``info`` records the counts per part and in total and each source's sha256 (a package's also its

@@ -113,7 +113,8 @@ def train_ranking_module(backbone: str, language_module: str | None, source_lang
                               lambda part: ranking_loss(model, tokenizer, part, settings["max_len"], execution))
 
         return train_updates(model, update, steps, settings["lr"], settings["warmup"], weight_decay,
-                             log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"])
+                             log_every=max(1, steps // 10), max_grad_norm=settings["max_grad_norm"],
+                             execution=execution)
 
     started = time.monotonic()
     facts: dict = {"kind": kind, "reduction_factor": reduction_factor, "seed": seed,

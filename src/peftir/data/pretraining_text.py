@@ -10,6 +10,10 @@
   give a pair and are dropped (as ``create_train_co.py`` drops them).
 - ``sentences`` (RIP): each passage's sentences, tokenised and cropped; passages of one sentence are dropped.
 
+A unit's word pieces are cut from its whole text's tokenisation, not tokenised alone (``_tokenised``): the same
+pieces for BERT's WordPiece, and for RoBERTa's byte-level BPE the leading space each later sentence has in running
+text (DPTDR's RoBERTa-large Condenser and coCondenser).
+
 The units are written to disk as they are cut (``Pieces``: ids, row and document offsets, memory-mapped), so a
 collection of 8.8 M passages costs its tokens on disk, not Python lists in memory.
 
@@ -21,7 +25,9 @@ README), so RIP has sentence pairs and coCondenser two spans per document.
 """
 from __future__ import annotations
 
+import bisect
 import random
+import re
 from array import array
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -34,30 +40,58 @@ Ids = list[int]
 TOKEN_TYPE = np.uint32            # token ids on disk: vocabularies beyond 65,536 pieces (mBERT's 105k, XLM-R's 250k)
 
 
-def split_sentences(text: str) -> list[str]:
-    """The text's sentences, split as if it had no double quotes and cut from the text as it is: pysbd keeps a
-    quotation whole, and DPR's Wikipedia passages arrive quoted (psgs_w100.tsv's CSV quoting, which ir_datasets
-    keeps), so each passage would be one sentence and give ICT and RIP no pair (punkt splits inside quotes)."""
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text's sentences are (start and end offsets, surrounding whitespace left out), split as if it had no
+    double quotes: pysbd keeps a quotation whole, and DPR's Wikipedia passages arrive quoted (psgs_w100.tsv's CSV
+    quoting, which ir_datasets keeps), so each passage would be one sentence and give ICT and RIP no pair (punkt
+    splits inside quotes)."""
     import pysbd
 
-    spans = pysbd.Segmenter(language="en", clean=False, char_span=True).segment(text.replace('"', " "))
-    return [text[span.start:span.end].strip() for span in spans if text[span.start:span.end].strip()]
+    spans = []
+    for span in pysbd.Segmenter(language="en", clean=False, char_span=True).segment(text.replace('"', " ")):
+        piece = text[span.start:span.end]
+        if piece.strip():
+            start = span.start + len(piece) - len(piece.lstrip())
+            spans.append((start, start + len(piece.strip())))
+    return spans
 
 
-def _units(text: str, window: int | None) -> list[str]:
-    """The text's sentences, or its ``window``-word windows when it has one sentence only and ``window`` is set."""
-    sentences = split_sentences(text)
+def split_sentences(text: str) -> list[str]:
+    """The text's sentences (``sentence_spans``), cut from the text as it is."""
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def _unit_spans(text: str, window: int | None) -> list[tuple[int, int]]:
+    """Where the text's sentences are, or its ``window``-word windows when it has one sentence only and ``window`` is
+    set."""
+    sentences = sentence_spans(text)
     if window is None or len(sentences) != 1:
         return sentences
-    words = text.split()
-    return [" ".join(words[start:start + window]) for start in range(0, len(words), window)]
+    words = [word.span() for word in re.finditer(r"\S+", text)]
+    return [(words[start][0], words[min(start + window, len(words)) - 1][1]) for start in range(0, len(words), window)]
 
 
 def _tokenised(tokenizer, text: str, window: int | None = None) -> list[Ids]:
-    sentences = _units(text, window)
-    if not sentences:
+    """The text's units (``_unit_spans``) as word pieces: the whole text tokenised once and its pieces cut where the
+    units begin, each piece to the unit its last character is in (an empty piece, as byte-level BPE's lone ``Ġ``
+    before a word with trimmed offsets, to the unit at its place; whitespace between two units goes with the first).
+    A piece of text that no unit holds (the opening quote of a DPR passage, which the sentence split reads as a
+    space) is left out, as tokenising the units alone leaves it out. So a unit's pieces are what the model reads in
+    running text: with byte-level BPE (RoBERTa) a sentence after the first keeps its leading space (``ĠHello``),
+    which tokenising it alone would lose (``Hello``, a form rare in pretraining); WordPiece (BERT) splits at
+    whitespace first and gives the same pieces either way. The released ``create_train.py`` tokenises sentence by
+    sentence and was run with BERT only."""
+    spans = _unit_spans(text, window)
+    if not spans:
         return []
-    return [ids for ids in tokenizer(sentences, add_special_tokens=False)["input_ids"] if ids]
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    starts = [start for start, _ in spans]
+    units: list[Ids] = [[] for _ in spans]
+    for piece, (start, end) in zip(encoded["input_ids"], encoded["offset_mapping"]):
+        unit = bisect.bisect_right(starts, end - 1 if end > start else start) - 1
+        if (unit >= 0 and start < spans[unit][1]) or not text[start:end].strip():
+            units[max(unit, 0)].append(piece)
+    return [ids for ids in units if ids]
 
 
 def _pack(sentences: list[Ids], target: int) -> list[Ids]:

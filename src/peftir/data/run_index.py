@@ -55,8 +55,8 @@ class RunIndex:
         return qid in self.spans
 
     def top(self, qid: str, depth: int | None = None) -> Ranked:
-        """The query's documents, best first (ties by id), its top ``depth`` when given; none for a query not in
-        the run."""
+        """The query's documents, best first (ties as trec_eval breaks them: ``trec.ranked``), its top ``depth``
+        when given; none for a query not in the run."""
         if qid not in self.spans:
             return []
         start, size = self.spans[qid]

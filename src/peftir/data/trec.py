@@ -102,8 +102,12 @@ def run_blocks(path: str | os.PathLike) -> Iterator[tuple[str, dict[str, float]]
 
 
 def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
-    """Documents by descending score, ties broken by docid so every writer ranks alike."""
-    return sorted(docs.items(), key=lambda item: (-item[1], item[0]))
+    """Documents by descending score, ties by descending docid: the order trec_eval and pytrec_eval rank the same
+    scores in (``comp_sim_docno``: score, then ``strcmp`` of the docids reversed), and the order
+    ``evaluation.metrics`` gives a run before any ir_measures provider reads it. So a run written or cut at depth k
+    here keeps, at a tie on the boundary, the documents the evaluator ranks in its top k. Python compares str by
+    code point, which for UTF-8 text is ``strcmp``'s byte order."""
+    return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
 
 def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]] | Iterable[tuple[str, Mapping[str, float]]],
@@ -140,7 +144,7 @@ def report_missing(answered_qids: Collection[str], qids: Iterable[str], where: s
 
 
 def truncate_run(run: Run, depth: int) -> Run:
-    """Keep each query's top ``depth`` documents."""
+    """Keep each query's top ``depth`` documents, as the evaluator ranks them (``ranked``)."""
     return {qid: dict(ranked(docs)[:depth]) for qid, docs in run.items()}
 
 

@@ -14,7 +14,7 @@ from statistics import fmean
 from typing import Mapping
 
 from ..data import folds
-from ..data.trec import Qrels, Run, answered_queries, read_qrels, read_run, report_missing
+from ..data.trec import Qrels, Run, answered_queries, ranked, read_qrels, read_run, report_missing
 from ..files import atomic_write
 from ..contract.measures import R_FLOPS, measure, measure_provider
 
@@ -37,7 +37,7 @@ def evaluate_run(run: Run, qrels: Qrels, metrics: list[str], qids: list[str] | N
     judgments are only what the run retrieved, ``peftir.evaluation.answers``)."""
     keep = evaluated_qids(qrels, qids, every_query)
     judged = {qid: qrels.get(qid, {}) for qid in keep}
-    answered = {qid: docs for qid, docs in run.items() if qid in judged and docs}
+    answered = in_trec_order({qid: docs for qid, docs in run.items() if qid in judged and docs})
     per_query: PerQuery = {qid: {name: 0.0 for name in metrics} for qid in keep}
     by_provider: dict = {}
     for name in metrics:
@@ -47,6 +47,14 @@ def evaluate_run(run: Run, qrels: Qrels, metrics: list[str], qids: list[str] | N
         for result in provider.iter_calc(measures, judged, answered):
             per_query[result.query_id][str(result.measure)] = float(result.value)
     return per_query
+
+
+def in_trec_order(run: Run) -> Run:
+    """Each query's documents scored by their place in trec_eval's order (``trec.ranked``: ties by docid
+    descending), so every provider ranks a tie as trec_eval does: ir_measures' ``msmarco`` provider (RR@k, which
+    pytrec_eval has no cutoff for) would break it by ascending docid, and RR@10 and RR of one run disagree."""
+    return {qid: {doc: float(len(docs) - place) for place, (doc, _) in enumerate(ranked(docs))}
+            for qid, docs in run.items()}
 
 
 def metric_summary(per_query: PerQuery, metrics: list[str]) -> dict:

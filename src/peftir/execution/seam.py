@@ -8,10 +8,17 @@ to the device. Nothing else in the package moves a model or a batch to a device 
 ``execution.device``) or opens ``torch.autocast``: a system that forgot the GPU would have to go around this
 module, and ``peftir.execution.audit`` catches that.
 
-Precision: ``bf16`` is bf16 autocast for the encoder on a CUDA GPU that has it, with TF32 for the matrix products
-that stay fp32; fp32 on CPUs, where bf16 is slow on most processors and would change numbers for no gain. To measure
-what bf16 does to a table without a GPU, ``PEFTIR_CPU_BF16=1`` in a run's environment gives ``precision: bf16`` its
-autocast on the CPU too (``benchmarks/bf16_effect.py``; each job records the precision it ran in).
+Precision: ``bf16`` is bf16 autocast for the encoder on a CUDA GPU that has it; fp32 on CPUs, where bf16 is slow on
+most processors and would change numbers for no gain. To measure what bf16 does to a table without a GPU,
+``PEFTIR_CPU_BF16=1`` in a run's environment gives ``precision: bf16`` its autocast on the CPU too
+(``benchmarks/bf16_effect.py``; each job records the precision it ran in).
+
+TF32: the matrix products that stay fp32 (outside autocast) run in full fp32 everywhere but inside a training step
+(``training_step``), where a job in bf16 on a GPU lets them use TF32: speed, which the paper configurations choose
+with ``precision: bf16`` (named there). Searches and scores are products whose order is the result: TF32 keeps 10
+bits of mantissa, about three decimal digits, so neighbouring ranks would swap; exact search also says so itself
+(``exact_products``), as faiss-gpu's flat index computes in fp32. PyTorch's flag is process-wide, so
+``Execution.of`` turns it off for the job and each training step turns it on for its own span only.
 
 Passes: how many rows of a batch one forward pass takes is the execution's decision too (``rows_per_pass``, sized by
 ``peftir.execution.passes``), recorded with the device and precision in what the job writes (``used``). With
@@ -21,8 +28,8 @@ launches; its first batches pay the compilation).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -59,15 +66,35 @@ def moved(batch: Any, device: torch.device) -> Any:
     return batch
 
 
+@contextmanager
+def tf32(allowed: bool) -> Iterator[None]:
+    """The body's fp32 matrix products on a CUDA GPU in TF32 (``allowed``) or in full fp32; the setting before is
+    restored after. (PyTorch's legacy flag, the one transformers and accelerate set: mixing it with the newer
+    ``fp32_precision`` settings makes PyTorch refuse to read either.)"""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def exact_products() -> AbstractContextManager:
+    """Full fp32 products for the body, whatever the process set: exact search, where the order is the result."""
+    return tf32(False)
+
+
 @dataclass(frozen=True)
 class Execution:
-    """Where a job's models run (``device``), in which precision (``autocast``: bf16, or None for fp32), compiled or
-    not; and the rows per pass it chose for each of the job's loops (``chosen``, by loop name)."""
+    """Where a job's models run (``device``), in which precision (``autocast``: bf16, or None for fp32), with TF32
+    in its training steps or not (``tf32``), compiled or not; and the rows per pass it chose for each of the job's
+    loops (``chosen``, by loop name)."""
 
     device: torch.device = torch.device("cpu")
     autocast: torch.dtype | None = None
     compile: bool = False
     chosen: dict[str, dict] = field(default_factory=dict, compare=False, repr=False)
+    tf32: bool = False
 
     @classmethod
     def of(cls, spec: Spec | None, threads: int | None = None) -> Execution:
@@ -75,6 +102,7 @@ class Execution:
         machine can run it; torch limited to ``threads`` CPU threads when given."""
         if threads:
             torch.set_num_threads(threads)
+        torch.backends.cuda.matmul.allow_tf32 = False     # the job's products in fp32 outside its training steps
         spec = spec or CPU_FP32
         on = resolve_device(spec["device"])
         compiled = bool(spec.get("compile", False))
@@ -82,9 +110,7 @@ class Execution:
             return cls(on, torch.bfloat16, compiled)
         if spec["precision"] != "bf16" or on.type != "cuda" or not torch.cuda.is_bf16_supported():
             return cls(on, compile=compiled)
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        return cls(on, torch.bfloat16, compiled)
+        return cls(on, torch.bfloat16, compiled, tf32=True)
 
     def place(self, model: Model) -> Model:
         """``model`` on the device, with this execution kept on it for its forward passes (``model.execution``);
@@ -117,6 +143,11 @@ class Execution:
         audit.produced(batch)
         return batch
 
+    def training_step(self) -> AbstractContextManager:
+        """A training step's span: its fp32 products in TF32 where the execution chose bf16 on a GPU (``tf32``),
+        in full fp32 otherwise; a validation or search between steps runs outside it, in fp32."""
+        return tf32(self.tf32)
+
     def precision(self) -> AbstractContextManager:
         """The forward pass's autocast: bf16 when the execution has it, plain fp32 otherwise."""
         return torch.autocast(self.device.type, dtype=self.autocast or torch.float32, enabled=self.autocast is not None)
@@ -128,6 +159,8 @@ class Execution:
                                 "precision": "bf16" if self.autocast == torch.bfloat16 else "fp32"}
         if self.compile:
             used["compile"] = True
+        if self.tf32:
+            used["tf32"] = "training steps"
         if self.chosen:
             used["passes"] = {loop: dict(choice) for loop, choice in self.chosen.items()}
         if self.device.type == "cuda":

@@ -120,15 +120,18 @@ class Calibration:
                    Startup(**table["startup"]) if table.get("startup") else None)
 
     def seconds(self, work: Work, size: Architecture, precision: str) -> tuple[float, str]:
-        """The job's GPU seconds and where the rate comes from."""
+        """The job's GPU seconds and where the rate comes from; exact search at the fp32 peak in every precision
+        (its products run with TF32 off: ``peftir.execution.seam.exact_products``)."""
         peak = self.peak_tflops[precision] * 1e12 * self.utilisation
+        search = work.search_flops(size) / (self.peak_tflops["fp32"] * 1e12 * self.utilisation)
         for row in self.measured:
             if row["family"] == size.family and row["precision"] == precision and row["layers"] == size.layers:
                 return ((work.trained + work.frozen) / row["train_tokens_per_s"]
-                        + (work.cached + work.encoded) / row["infer_tokens_per_s"] + work.search_flops(size) / peak,
+                        + (work.cached + work.encoded) / row["infer_tokens_per_s"] + search,
                         f"measured ({row['gpu']}, {row['date']}"
-                        f"{', commit ' + row['commit'] if row.get('commit') else ''}; search analytic)")
-        return work.flops(size) / peak, f"analytic ({self.utilisation:.0%} of the {self.gpu}'s {precision} peak)"
+                        f"{', commit ' + row['commit'] if row.get('commit') else ''}; search analytic, fp32)")
+        return ((work.flops(size) - work.search_flops(size)) / peak + search,
+                f"analytic ({self.utilisation:.0%} of the {self.gpu}'s {precision} peak; search at its fp32 peak)")
 
 
 # The work of each rule's job: every registered system's cost functions (``System.costs``), by rule.

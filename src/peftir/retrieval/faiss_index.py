@@ -11,8 +11,13 @@ that fit, and ``recall_against_exact`` measures its loss against the flat search
 
 Where the job's execution is a GPU, exact search runs there (what faiss-gpu's flat index does; faiss-gpu is not on
 PyPI): the shards are copied to the device once and kept while its memory holds them (MS MARCO's 36 GB fit on an
-80 GB GPU), every query block is scored against them with one fp32 product a shard and the top documents merged
-on the device; on a CPU, ``faiss.knn`` over memory-mapped shards.
+80 GB GPU), every query block is scored against them with one fp32 product a shard, TF32 off whatever the process
+set (``seam.exact_products``: faiss-gpu's flat index computes in fp32 too), and the top documents merged on the
+device; on a CPU, ``faiss.knn`` over memory-mapped shards.
+
+Ties: the writer ranks equal scores as trec_eval does (``trec.ranked``), but which of several documents tied at the
+``depth``-th score are returned at all is the search's choice (``faiss.knn``'s heap, ``torch.topk``), not the
+evaluator's order. Distinct passages rarely give bit-equal inner products; duplicated texts (MS MARCO has some) do.
 """
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from typing import Iterable
 import numpy as np
 import torch
 
-from ..execution.seam import CPU, Execution
+from ..execution.seam import CPU, Execution, exact_products
 from .. import progress_log
 from ..files import atomic_directory
 
@@ -68,14 +73,14 @@ class DenseIndex:
                 for line_scores, line_rows in zip(scores, rows)]
 
     def on_device(self, queries: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact search on the execution's device: each shard's fp32 inner products with the queries, its top
-        ``depth`` merged with the best so far; the scores and rows as ``faiss.knn`` returns them."""
+        """Exact search on the execution's device: each shard's fp32 inner products with the queries (TF32 off),
+        its top ``depth`` merged with the best so far; the scores and rows as ``faiss.knn`` returns them."""
         device = self.execution.device
         found = self.execution.inputs(torch.from_numpy(queries))
         best = torch.empty((len(queries), 0), device=device)
         rows = torch.empty((len(queries), 0), dtype=torch.long, device=device)
         offset = 0
-        with torch.inference_mode():
+        with torch.inference_mode(), exact_products():
             for shard in self.shards:
                 vectors = self._vectors(shard)
                 top = (found @ vectors.T).topk(min(depth, len(vectors)), dim=1)

@@ -6,6 +6,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data import trec
+
 
 @dataclass
 class Rescored:
@@ -56,7 +58,7 @@ def sample_queries(run_path: str, stored: dict[str, dict[str, float]], topics: d
 
 def top_documents(stored: dict[str, dict[str, float]], sample: list[str]) -> dict[str, list[str]]:
     """Each sampled query's ``RE_ENCODED`` best documents in the run."""
-    return {qid: sorted(stored[qid], key=lambda doc: -stored[qid][doc])[:RE_ENCODED] for qid in sample}
+    return {qid: [doc for doc, _ in trec.ranked(stored[qid])[:RE_ENCODED]] for qid in sample}
 
 
 def top_texts(found: Rescored, index: str, stored: dict[str, dict[str, float]], sample: list[str]

@@ -143,11 +143,13 @@ def train_step(ranker: Ranker, optimizer: torch.optim.Optimizer, batch: list[Tok
                max_grad_norm: float | None = None) -> Tensor:
     """One update on ``batch``: its triples ``rows`` at a time, the gradients accumulated (each pass's loss
     weighted by its share of the batch), clipped to ``max_grad_norm`` when set (the released code does not clip),
-    applied. Returns the batch's mean loss, on the device (float64), without waiting for it."""
-    optimizer.zero_grad()
-    loss = accumulate(split(batch, rows), lambda part: triple_loss(ranker, part))
-    clip((p for group in optimizer.param_groups for p in group["params"]), max_grad_norm)
-    optimizer.step()
+    applied, in the execution's ``training_step`` (TF32 where it chose bf16 on a GPU). Returns the batch's mean loss,
+    on the device (float64), without waiting for it."""
+    with ranker.execution.training_step():
+        optimizer.zero_grad()
+        loss = accumulate(split(batch, rows), lambda part: triple_loss(ranker, part))
+        clip((p for group in optimizer.param_groups for p in group["params"]), max_grad_norm)
+        optimizer.step()
     return loss
 
 

@@ -1,7 +1,10 @@
 """Masked-language-model data and loss, as the authors' language-adapter script (Hugging Face ``run_mlm``) has them.
 
-Each text unit of a corpus is tokenised with its special tokens, the token ids are concatenated and cut into
-blocks of ``block_size`` (not line by line; the remainder is dropped), and ``DataCollatorForLanguageModeling``
+Each text unit of a corpus (a Wikipedia article) is tokenised with its special tokens, the token ids are
+concatenated and cut into blocks of ``block_size`` (not line by line), about as ``run_mlm``'s ``group_texts``:
+it runs under ``datasets.map`` in batches of ``RUN_MLM_GROUP`` units, each batch's remainder short of a block
+dropped and no block spanning two batches (``group``; its worker shards end in shorter batches, and a batch of less
+than a block stays one short block there); and ``DataCollatorForLanguageModeling``
 masks 15 % of the tokens (80 % <mask>, 10 % random, 10 % kept). Held-out blocks are masked once with a fixed
 seed, so the loss before and after training is measured on the same masked tokens.
 
@@ -26,6 +29,7 @@ from ..execution.seam import Execution
 
 MLM_PROBABILITY = 0.15
 HELDOUT_MASK_SEED = 0
+RUN_MLM_GROUP = 1000      # units a ``group_texts`` call concatenates: ``datasets.map``'s default batch size
 
 
 class TokenBlocks:
@@ -45,19 +49,33 @@ class TokenBlocks:
 
 
 def write_blocks(tokenizer: PreTrainedTokenizerBase, chunks: Iterable[list[str]], block_size: int, path: str | Path,
-                 max_blocks: int | None = None) -> TokenBlocks:
+                 max_blocks: int | None = None, group: int | None = None) -> TokenBlocks:
     """Tokenise the text units of ``chunks`` (lists, for the tokenizer's batch calls) and write their ids to
-    ``path`` until the text ends or ``max_blocks`` blocks are there; the blocks as ``TokenBlocks``."""
+    ``path`` until the text ends or ``max_blocks`` blocks are there; the blocks as ``TokenBlocks``. With ``group``,
+    the ids of every ``group`` units in turn are cut to whole blocks, the rest of them dropped (``run_mlm``)."""
     wanted = None if max_blocks is None else max_blocks * block_size
     written = 0
+    pending: list[int] = []             # the current group's ids not yet written
+
+    def flush(cut: bool) -> None:
+        nonlocal written, pending
+        kept = pending[:len(pending) - len(pending) % block_size] if cut else pending
+        kept = kept if wanted is None else kept[:wanted - written]
+        np.asarray(kept, dtype=TOKEN_TYPE).tofile(out)
+        written += len(kept)
+        pending = []
+
     with open(path, "wb") as out:
+        units = 0
         for chunk in chunks:
             for ids in tokenizer(chunk, truncation=False, verbose=False)["input_ids"]:
-                ids = ids if wanted is None else ids[:wanted - written]
-                np.asarray(ids, dtype=TOKEN_TYPE).tofile(out)
-                written += len(ids)
+                pending += ids
+                units += 1
+                if group is None or units % group == 0:
+                    flush(cut=group is not None)
             if wanted is not None and written >= wanted:
                 break
+        flush(cut=group is not None)
     if written < block_size:
         raise ValueError(f"{path}: fewer than {block_size} tokens of text, not one block")
     return TokenBlocks(path, block_size)

@@ -105,7 +105,7 @@ def fit_mlm_head(backbone_dir: str, train_texts: list[str], heldout_texts: list[
         batches = mlm.training_batches(blocks, batch_size, tokenizer, seed)
         training = time.monotonic()
         losses = train_steps(model.cls, lambda step: head_loss(model, masked_features(model, next(batches), placement)),
-                             steps, lr, log_every=max(1, steps // 10))
+                             steps, lr, log_every=max(1, steps // 10), execution=placement)
         training_seconds = time.monotonic() - training
     facts = {"backbone": backbone_dir, "train_texts": list(train_texts), "heldout_texts": list(heldout_texts),
              "steps": steps, "batch_size": batch_size, "block_size": block_size, "lr": lr, "schedule": SCHEDULE,

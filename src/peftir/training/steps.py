@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from transformers import get_linear_schedule_with_warmup
 
 from ..execution.gradients import clip
+from ..execution.seam import CPU, Execution
 from .. import progress_log
 from .finite import read_losses
 
@@ -30,7 +31,8 @@ def optimizer_groups(model: nn.Module, weight_decay: float, no_decay: tuple[str,
 
 
 def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, lr: float, warmup: int = 0,
-                weight_decay: float = 0.0, log_every: int = 0, max_grad_norm: float | None = None) -> list[float]:
+                weight_decay: float = 0.0, log_every: int = 0, max_grad_norm: float | None = None,
+                execution: Execution | None = None) -> list[float]:
     """``steps`` updates of the model's trainable parameters on ``loss_of(step)``; the mean loss of each
     ``log_every`` steps (of all, when 0), printed to the job's log as it goes."""
     def update(step: int) -> Tensor:
@@ -38,29 +40,36 @@ def train_steps(model: nn.Module, loss_of: Callable[[int], Tensor], steps: int, 
         loss.backward()
         return loss.detach().double()
 
-    return train_updates(model, update, steps, lr, warmup, weight_decay, log_every, max_grad_norm=max_grad_norm)
+    return train_updates(model, update, steps, lr, warmup, weight_decay, log_every, max_grad_norm=max_grad_norm,
+                         execution=execution)
 
 
 def train_updates(model: nn.Module, update: Callable[[int], Tensor | float], steps: int, lr: float, warmup: int = 0,
                   weight_decay: float = 0.0, log_every: int = 0, no_decay: tuple[str, ...] = NO_DECAY,
-                  after: Callable[[int], None] | None = None, max_grad_norm: float | None = None) -> list[float]:
+                  after: Callable[[int], None] | None = None, max_grad_norm: float | None = None,
+                  eps: float = 1e-8, execution: Execution | None = None) -> list[float]:
     """As ``train_steps``, for an objective that accumulates its own gradient (``update(step)`` runs the backward
     passes, a gradient cache's several, and returns the loss, a tensor on the device or a number); ``after(n)`` runs
-    once ``n`` updates are applied (a validation). The host reads the losses once per ``log_every`` steps: a step
-    queues its work on a GPU without waiting for it; a non-finite one stops training there (``read_losses``)."""
+    once ``n`` updates are applied (a validation); ``eps``: AdamW's (torch's and the Hugging Face Trainer's 1e-8 by
+    default). The host reads the losses once per ``log_every`` steps: a step queues its work on a GPU without
+    waiting for it; a non-finite one stops training there (``read_losses``). Each update runs in ``execution``'s
+    ``training_step`` (TF32 where it chose bf16 on a GPU), ``after`` outside it: the model's own (``Execution.place``
+    keeps it on the model) unless given, as for a part trained inside a placed model."""
+    execution = execution or getattr(model, "execution", CPU)
     model.train()
     groups = optimizer_groups(model, weight_decay, no_decay)
-    optimizer = torch.optim.AdamW(groups, lr=lr)
+    optimizer = torch.optim.AdamW(groups, lr=lr, eps=eps)
     schedule = get_linear_schedule_with_warmup(optimizer, min(warmup, steps), steps)
     window = log_every or steps
     losses, running = [], []
     progress_log.start("training steps", steps, "steps")
     for step in range(steps):
-        optimizer.zero_grad(set_to_none=True)
-        running.append(update(step))
-        clip((p for group in groups for p in group["params"]), max_grad_norm)
-        optimizer.step()
-        schedule.step()
+        with execution.training_step():
+            optimizer.zero_grad(set_to_none=True)
+            running.append(update(step))
+            clip((p for group in groups for p in group["params"]), max_grad_norm)
+            optimizer.step()
+            schedule.step()
         progress_log.advance("training steps")
         if after is not None:
             after(step + 1)

@@ -22,13 +22,15 @@ from ..models.learned import learned_state, load_learned_state
 from .steps import train_updates
 
 VALIDATION_METRIC = "RR@10"        # when the settings name none
+RELEASED_ADAM_EPS = 1e-6           # naver/splade's bert_optim: transformers.optimization.AdamW, its default eps
 WEIGHTS = "learned.pt"      # in a trained retriever's or reranker's directory: its learned parameters
 
 
 def train_validated(model: nn.Module, update: Callable[[int], float], rank: Callable[[], trec.Run],
                     qrels: trec.Qrels, valid_qids: list[str], lr: float, settings: dict) -> dict:
-    """``settings['steps']`` updates (AdamW, linear warm-up and decay, weight decay on every trainable parameter as
-    the released SPLADE optimiser; the gradient clipped to ``max_grad_norm``); after every ``validate_every`` and
+    """``settings['steps']`` updates (AdamW with eps 1e-6, linear warm-up and decay, weight decay on every trainable
+    parameter, LayerNorms and biases included, as the released SPLADE optimiser; the rerankers, whose code was not
+    released, train with it too; the gradient clipped to ``max_grad_norm``); after every ``validate_every`` and
     the last, ``rank()``'s ``settings['validation_metric']`` on the validation queries. Returns the losses, the
     validation curve and the best state with its step (the state before any update when none validates better)."""
     steps, every = settings["steps"], settings["validate_every"]
@@ -50,7 +52,7 @@ def train_validated(model: nn.Module, update: Callable[[int], float], rank: Call
 
     losses = train_updates(model, update, steps, lr, settings["warmup_steps"], settings["weight_decay"],
                            log_every=max(1, steps // 10), no_decay=(), after=validate,
-                           max_grad_norm=settings["max_grad_norm"])
+                           max_grad_norm=settings["max_grad_norm"], eps=RELEASED_ADAM_EPS)
     return {"losses": losses, "validation": curve, "best": best}
 
 

@@ -48,13 +48,18 @@ class Unmasked:
         self.tokenizer, self.longest = tokenizer, max_len - 2
 
     def __call__(self, rows: list[Ids]) -> dict[str, Tensor]:
-        wrapped = [[self.tokenizer.cls_token_id, *row[:self.longest], self.tokenizer.sep_token_id] for row in rows]
-        ids = torch.full((len(wrapped), max(map(len, wrapped))), self.tokenizer.pad_token_id)
-        mask = torch.zeros_like(ids)
-        for index, row in enumerate(wrapped):
-            ids[index, :len(row)] = torch.tensor(row)
-            mask[index, :len(row)] = 1
-        return {"input_ids": ids, "attention_mask": mask}
+        return wrapped_batch(self.tokenizer, [row[:self.longest] for row in rows])
+
+
+def wrapped_batch(tokenizer, rows: list[Ids]) -> dict[str, Tensor]:
+    """Rows of word-piece ids as ``[CLS] row [SEP]``, padded to the longest, with their attention mask."""
+    wrapped = [[tokenizer.cls_token_id, *row, tokenizer.sep_token_id] for row in rows]
+    ids = torch.full((len(wrapped), max(map(len, wrapped))), tokenizer.pad_token_id)
+    mask = torch.zeros_like(ids)
+    for index, row in enumerate(wrapped):
+        ids[index, :len(row)] = torch.tensor(row)
+        mask[index, :len(row)] = 1
+    return {"input_ids": ids, "attention_mask": mask}
 
 
 class InverseCloze(nn.Module):

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import random
 import time
-import warnings
 from typing import Callable, Iterable, Iterator
 
 import torch
 from torch import Tensor
-from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForWholeWordMask, PreTrainedModel
+from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
 from ...data import pretraining_text
 from ...data.text_units import TextUnits
@@ -33,7 +32,7 @@ from ...training.mlm import MLM_PROBABILITY, shuffled_batches
 from ...training.steps import train_updates
 from .condenser import Condenser
 from .contrastive import inverse_cloze_loss, pair_contrastive_loss
-from .ict import InverseCloze, Unmasked, cloze_pairs
+from .ict import InverseCloze, Unmasked, cloze_pairs, wrapped_batch
 from .prompt_pretraining import PromptedRetrievalLM
 from .rip import RetrievalOrientedLM
 
@@ -43,25 +42,65 @@ OBJECTIVES = ("condenser", "cocondenser", "rip", "ict")
 class Masking:
     """Rows of word-piece ids (no special tokens) → a padded batch with whole-word masks and its attention mask.
 
-    ``DataCollatorForWholeWordMask`` finds words by their ``##`` continuation pieces, from ids alone, as the
-    released collator does (a RoBERTa tokenizer has none: its masking is by token, as RoBERTa's own MLM);
-    transformers 4.57 deprecates it for a whole-word option that needs the raw text's offsets, which blocks of ids
-    no longer have."""
+    The released collator's rule (``DataCollatorForWholeWordMask``, BERT's ``create_pretraining_data``), kept here
+    because transformers 4.57 deprecates that collator for a whole-word option with another rule (each word masked
+    with probability 15 %, words read from the raw text's offsets, which blocks of ids no longer have). A row's
+    words are its pieces grouped by ``##`` continuations, pieces spelled ``[CLS]`` or ``[SEP]`` starting none (the
+    collator compares the strings, so RoBERTa's ``<s>`` and ``</s>`` are words of the draw: they count towards the
+    15 % and are then left unmasked, as there); the words are taken in a random order until 15 % of the row's tokens
+    (rounded, at least one) are covered, a word that would overshoot skipped; special tokens are never masked; of
+    the masked tokens 80 % become the mask token, 10 % a random piece, 10 % stay. The draws come from one generator
+    seeded with ``seed``, in the collator's order, so a seed gives the collator's masks, with BERT's and RoBERTa's
+    tokenizers (``test_pretraining``); seed 0 too, which the collator (``if self.seed``) drew from torch's global
+    generator instead. A RoBERTa tokenizer has no ``##`` pieces: its masking is by token, as RoBERTa's own MLM."""
+
+    REPLACED, RANDOM = 0.8, 0.5        # of the masked tokens 80 % the mask token, then half the rest a random piece
 
     def __init__(self, tokenizer, seed: int) -> None:
         self.tokenizer = tokenizer
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            self.collator = DataCollatorForWholeWordMask(tokenizer, mlm_probability=MLM_PROBABILITY,
-                                                         return_tensors="pt", seed=seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+        self.continues = torch.tensor([piece.startswith("##") for piece in pieces])
+        self.special = torch.zeros(len(tokenizer), dtype=torch.bool)
+        self.special[tokenizer.all_special_ids] = True
+        self.starts_none = {piece for piece, spelled in enumerate(pieces) if spelled in ("[CLS]", "[SEP]")}
+
+    def whole_words(self, row: list[int]) -> Tensor:
+        """Which of a wrapped row's positions its whole-word draw covers (special tokens not yet left out)."""
+        words: list[list[int]] = []
+        for position, piece in enumerate(row):
+            if piece in self.starts_none:
+                continue
+            if words and self.continues[piece]:
+                words[-1].append(position)
+            else:
+                words.append([position])
+        budget = min(512, max(1, round(len(row) * MLM_PROBABILITY)))
+        covered: list[int] = []
+        for word in torch.randperm(len(words), generator=self.generator).tolist():
+            if len(covered) >= budget:
+                break
+            if len(covered) + len(words[word]) <= budget:
+                covered += words[word]
+        chosen = torch.zeros(len(row), dtype=torch.bool)
+        chosen[covered] = True
+        return chosen
 
     def __call__(self, rows: list[list[int]]) -> dict[str, Tensor]:
-        wrapped = [[self.tokenizer.cls_token_id, *row, self.tokenizer.sep_token_id] for row in rows]
-        batch = self.collator([{"input_ids": ids} for ids in wrapped])
-        mask = torch.zeros_like(batch["input_ids"])
-        for index, ids in enumerate(wrapped):
-            mask[index, :len(ids)] = 1
-        return {"input_ids": batch["input_ids"], "attention_mask": mask, "labels": batch["labels"]}
+        batch = wrapped_batch(self.tokenizer, rows)
+        ids = batch["input_ids"]
+        masked = torch.zeros_like(ids, dtype=torch.bool)
+        for index, row in enumerate(ids.tolist()):
+            length = int(batch["attention_mask"][index].sum())
+            masked[index, :length] = self.whole_words(row[:length])
+        masked &= ~self.special[ids]
+        replaced = torch.bernoulli(torch.full(ids.shape, self.REPLACED), generator=self.generator).bool() & masked
+        randomised = (torch.bernoulli(torch.full(ids.shape, self.RANDOM), generator=self.generator).bool() & masked
+                      & ~replaced)
+        pieces = torch.randint(len(self.tokenizer), ids.shape, dtype=torch.long, generator=self.generator)
+        inputs = torch.where(replaced, self.tokenizer.mask_token_id, torch.where(randomised, pieces, ids))
+        return {"input_ids": inputs, "attention_mask": batch["attention_mask"],
+                "labels": torch.where(masked, ids, torch.full_like(ids, -100))}
 
 
 def _model(objective: str, lm: PreTrainedModel, settings: dict, warm_start: str | None,

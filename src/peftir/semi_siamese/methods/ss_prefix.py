@@ -31,7 +31,9 @@ class SemiSiamesePrefixTuning(PrefixTuning):
         super().__init__(bert, length, bottleneck, common_sets=0 if variant == "none" else layers)
         self.variant, self.common, self.role = variant, common, QUERY
         self.specific = nn.ModuleDict({role: generators(hidden, bottleneck, layers) for role in ROLES})
-        self.generated_parameters = len(ROLES) * length * hidden * layers   # a query and a document set
+        # what remains per layer: a query and a document set, but for ``concat`` the common positions once
+        distinct = len(ROLES) * common + (length - common) if variant == "concat" else len(ROLES) * length
+        self.generated_parameters = distinct * hidden * layers
 
     def set_role(self, role: str) -> None:
         self.role = role
