@@ -60,7 +60,7 @@ class Masking:
         self.tokenizer = tokenizer
         self.generator = torch.Generator().manual_seed(seed)
         pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-        self.continues = torch.tensor([piece.startswith("##") for piece in pieces])
+        self.continues = frozenset(piece for piece, spelled in enumerate(pieces) if spelled.startswith("##"))
         self.special = torch.zeros(len(tokenizer), dtype=torch.bool)
         self.special[tokenizer.all_special_ids] = True
         self.starts_none = {piece for piece, spelled in enumerate(pieces) if spelled in ("[CLS]", "[SEP]")}
@@ -71,7 +71,7 @@ class Masking:
         for position, piece in enumerate(row):
             if piece in self.starts_none:
                 continue
-            if words and self.continues[piece]:
+            if words and piece in self.continues:
                 words[-1].append(position)
             else:
                 words.append([position])
@@ -90,8 +90,7 @@ class Masking:
         batch = wrapped_batch(self.tokenizer, rows)
         ids = batch["input_ids"]
         masked = torch.zeros_like(ids, dtype=torch.bool)
-        for index, row in enumerate(ids.tolist()):
-            length = int(batch["attention_mask"][index].sum())
+        for index, (row, length) in enumerate(zip(ids.tolist(), batch["attention_mask"].sum(dim=1).tolist())):
             masked[index, :length] = self.whole_words(row[:length])
         masked &= ~self.special[ids]
         replaced = torch.bernoulli(torch.full(ids.shape, self.REPLACED), generator=self.generator).bool() & masked
