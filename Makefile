@@ -39,13 +39,16 @@ demo: install
 all-tables: install
 	$(BIN)/snakemake --cores $(CORES) all_tables
 
-# A file per worker (pytest-xdist): each workflow file builds its fixture once, the long ones first (tests/conftest.py).
+# A file per worker (pytest-xdist): each workflow file builds its fixture once, the long ones first in the order
+# tests/conftest.py gives (xdist's own reordering off); the ten slowest tests printed at the end.
 test: install
-	$(BIN)/pytest -q -n $(CORES) --dist loadfile
+	$(BIN)/pytest -q -n $(CORES) --dist loadfile --no-loadscope-reorder --durations=10
 
-# Every paper configuration run for real as a scale model (tests/scale_model.py): slow, run by .ci/run after `test`.
+# Every paper configuration run for real as a scale model (tests/scale_model.py), a test at a time per worker, the
+# longest first (tests/conftest.py): slow, run by .ci/run after `test`; each one's jobs and time printed, and every
+# test's duration.
 scale-test: install
-	$(BIN)/pytest -q -m scale --durations=0 -rP
+	$(BIN)/pytest -q -m scale -n $(CORES) --dist loadgroup --durations=0 -rP
 
 lint: install
 	$(BIN)/snakemake --lint --cores 1

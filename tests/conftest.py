@@ -9,26 +9,63 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import pytest
+# Threads that wait for work sleep instead of spinning (OpenMP's passive policy; set before torch loads its OpenMP,
+# and inherited by every job and command the tests start). `make test` runs two workers, each with its workflows'
+# jobs, on two cores: a pool that spins while another process holds the core burns it (measured: two test files
+# beside a CPU-bound process, 71.4 s with the default policy, 55.6 s with this one; alone, 55.6 s and 53.3 s).
+# How long a thread waits, not what it computes: every number is the same.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from peftir.data.docstore import lookup_writer
-from peftir.models.inputs import Collection
+import pytest  # noqa: E402 (the policy is set before any import that may load torch)
+
+from peftir.data.docstore import lookup_writer  # noqa: E402
+from peftir.models.inputs import Collection  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_IRDS = Path(os.environ.get("PEFTIR_IRDS_CACHE", REPO.parent / "shared" / "irds"))
 
 
-# Files whose few integration tests run for minutes each (a real cluster's round trips), started with the long builds.
-LONG_ALONE = ("test_slurm.py",)
+# The files that take longest, longest first (seconds of one worker in `make test` on 2026-12-07, quiet): each builds
+# a workflow once and tests it. The SLURM test mostly waits on the cluster's round trips, so it runs second, beside
+# the first build's two cores, rather than on an idle machine at the end.
+LONGEST_FIRST = ("test_workflow.py",            # 480 s
+                 "test_slurm.py",               # 175 s, 45 s of it computing
+                 "test_splade_workflow.py",     # 140 s
+                 "test_clir_workflow.py",       # 130 s
+                 "test_dense_workflow.py",      # 130 s
+                 "test_empty_documents.py",     # 75 s
+                 "test_toy_system.py",          # 60 s
+                 "test_resume.py")              # 55 s
+# The scale models (`make scale-test`), longest first (CPU seconds each, two at a time, 2026-12-07).
+SCALE_LONGEST_FIRST = ("semi-siamese",          # 605
+                       "splade-adapters",       # 530
+                       "modular-clir",          # 125
+                       "dptdr",                 # 120
+                       "modular-clir-neuclir",  # 110
+                       "condenser")             # 95
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with the most integration tests (each builds a workflow once, for minutes) first: ``make test``
-    runs a file per worker (pytest-xdist's ``--dist loadfile``) in collection order, so the long builds start at
-    once and the short tests fill in beside them, instead of one build trailing alone at the end (as the SLURM test,
-    one test of five minutes, did when it was ordered by its count)."""
+    """Long work first, so that it starts at once and the short tests fill in beside it rather than one long test
+    trailing alone at the end.
+
+    ``make test`` hands each of its two workers a file at a time (pytest-xdist's ``--dist loadfile`` with
+    ``--no-loadscope-reorder``, which keeps this order: xdist's own, by each file's count of tests, ran the SLURM test,
+    one test, alone at the end): the long files in their order, then the rest by their count of integration tests,
+    each file's tests as written. ``make scale-test`` hands out a test at a time (``--dist loadgroup``: each test its
+    own unit, in this order): the scale models longest first, so that the two longest start together, one on each
+    worker, and each worker queues one more, then the overlays' quick checks."""
     weight = Counter(item.path for item in items if item.get_closest_marker("integration"))
-    items.sort(key=lambda item: (item.path.name not in LONG_ALONE, -weight[item.path]))   # stable within a file
+
+    def order(item: pytest.Item) -> tuple[int, int, int, int]:
+        name = item.path.name
+        if item.get_closest_marker("scale"):
+            rank = next((k for k, paper in enumerate(SCALE_LONGEST_FIRST) if item.name.endswith(f"[{paper}]")),
+                        len(SCALE_LONGEST_FIRST))
+            return len(LONGEST_FIRST), 0, name != "test_scale_models.py", rank
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST), -weight[item.path], 0, 0
+
+    items.sort(key=order)                  # stable: a file's tests keep their order
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,8 @@ pretraining:
 dense_retrieval:
   layers: 1
   methods: {dpt: {length: 4}}
-  train: {q_max_len: 16, p_max_len: 24, passages: 2, batch_size: 4, steps: 2}
+  # passages cut at 12 pieces (11,429 encoded per retriever), queries at 16: each length where it belongs
+  train: {q_max_len: 16, p_max_len: 12, passages: 2, batch_size: 4, steps: 2}
   mining: {depth: 20, sample: 3}
   search: {depth: 100, batch_size: 256}
   metrics: [RR@10, R@100, nDCG@10]         # cutoffs within the search depth

@@ -65,3 +65,59 @@ def test_an_unknown_hub_name_is_refused_rather_than_downloaded(backbones):
     config["backbone"]["name"] = "someone/unknown-model"
     with pytest.raises(KeyError, match="someone/unknown-model"):
         scale_model.overlay(config, backbones)
+
+
+def _without_reports(config):
+    """A configuration with every ``tables`` and ``figures`` section left out, at any depth."""
+    if not isinstance(config, dict):
+        return config
+    return {key: _without_reports(value) for key, value in config.items() if key not in ("tables", "figures")}
+
+
+def _narrows(shaped, whole) -> bool:
+    """Whether ``shaped`` is ``whole`` with items left out of its lists (their order kept) and nothing else changed:
+    the same keys, the same values, each list a sub-list."""
+    if isinstance(whole, dict):
+        return isinstance(shaped, dict) and shaped.keys() == whole.keys() and all(
+            _narrows(shaped[key], whole[key]) for key in whole)
+    if isinstance(whole, list) and isinstance(shaped, list) and shaped != whole:
+        rest = iter(whole)                          # each kept item found after the one before
+        return bool(shaped) and all(any(item == other for other in rest) for item in shaped)
+    return shaped == whole
+
+
+def _reports(config, path=()):
+    """Every ``tables`` or ``figures`` section of a configuration, by where it is."""
+    if not isinstance(config, dict):
+        return {}
+    found = {path + (key,): value for key, value in config.items() if key in ("tables", "figures")}
+    for key, value in config.items():
+        found.update(_reports(value, path + (key,)))
+    return found
+
+
+def test_every_shape_is_of_a_scale_model_and_only_leaves_rows_out_of_its_tables_and_figures():
+    """A shape (scale_shapes/<name>.yaml) validates over its paper configuration and leaves items out of the lists
+    of its tables and figures (rows, columns, pairs, rankers, reduction factors), keeping every table and figure and
+    every other value: never a setting or a size of how they are computed."""
+    shapes = sorted((REPO / "tests" / "scale_shapes").glob("*.yaml"))
+    assert shapes and {path.stem for path in shapes} <= set(PAPERS), [path.name for path in shapes]
+    for path in shapes:
+        files = [str(REPO / name) for name in PAPERS[path.stem]["files"]]
+        whole, shaped = load_config(REPO, files), load_config(REPO, [*files, str(path)])
+        assert shaped != whole, path.name
+        assert _without_reports(shaped) == _without_reports(whole), path.name
+        assert all(_narrows(shaped_reports, _reports(whole)[where])
+                   for where, shaped_reports in _reports(shaped).items()), path.name
+
+
+def test_a_shape_that_adds_or_changes_what_a_table_holds_is_told_apart():
+    whole = {"tables": {"t": {"rows": [{"label": "A"}, {"label": "B"}, {"label": "C"}], "baseline": "A"}}}
+    assert _narrows({"tables": {"t": {"rows": [{"label": "A"}, {"label": "C"}], "baseline": "A"}}}, whole)
+    for changed in ({"t": {"rows": [{"label": "C"}, {"label": "A"}], "baseline": "A"}},       # reordered
+                    {"t": {"rows": [{"label": "A"}, {"label": "D"}], "baseline": "A"}},       # added
+                    {"t": {"rows": [{"label": "A"}], "baseline": "B"}},                       # another baseline
+                    {"t": {"rows": [], "baseline": "A"}},                                     # emptied
+                    {"t": {"rows": [{"label": "A"}]}},                                        # a key dropped
+                    {}):                                                                      # the table dropped
+        assert not _narrows({"tables": changed}, whole), changed
