@@ -16,6 +16,7 @@ RESUME = """
 experiment: {datasets: [vaswani], rankers: [twinbert], seeds: [1]}
 datasets: {vaswani: {folds: {scheme: seeded, n: 3, seed: 7}}}
 backbone: {layers: 1}
+ranker: {max_doc_len: 16}
 training: {epochs: 5, pairs_per_epoch: 32, batch_size: 8, micro_batch: 8}
 """
 

@@ -22,9 +22,9 @@ pretraining:
 sparse_retrieval:
   layers: 1
   methods: {adapter: {reduction_factor: 64}, bi_adapter: {reduction_factor: 64}}
-  # documents cut at 6 pieces: each of the 11,429 costs a pass through the 30,522-wide MLM head per piece (padding
+  # documents cut at 4 pieces: each of the 11,429 costs a pass through the 30,522-wide MLM head per piece (padding
   # within a batch: the queries here, tests/test_splade.py)
-  train: {q_max_len: 16, d_max_len: 6, batch_size: 4, steps: 2, validation_queries: 6, validation_depth: 10,
+  train: {q_max_len: 16, d_max_len: 4, batch_size: 4, steps: 2, validation_queries: 6, validation_depth: 10,
           validate_every: 1, warmup_steps: 1, regularisation: {warmup_steps: 1}}
   index: {depth: 100, batch_size: 128}
   metrics: [RR@10, R@100, nDCG@10]         # cutoffs within the index's search depth

@@ -31,7 +31,7 @@ tables:
 figures: {figure4: {rankers: [colbert], methods: [prefix, lora, prefix_then_lora]}}
 datasets: {vaswani: {folds: {scheme: seeded, n: 3, seed: 7}}}
 backbone: {layers: 1}
-ranker: {max_doc_len: 32, max_seq_len: 48}   # a monoBERT pass holds 48 - 20 - 3 = 25 document pieces: documents chunked
+ranker: {max_doc_len: 16, max_seq_len: 36}   # a monoBERT pass holds 36 - 20 - 3 = 13 document pieces: documents chunked
 training: {epochs: 1, pairs_per_epoch: 8, batch_size: 4, micro_batch: 4,
            sequential: {first_epochs: 1, second_epochs: 1}}
 rerank: {depth: 25, batch_size: 64}
